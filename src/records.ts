@@ -1,0 +1,371 @@
+/**
+ * Record values and dataset schemas: the checks a record goes through before it is stored.
+ *
+ * Shared by the reference server (checking records while an ingestion is processed) and the
+ * client pipeline (validating records against the destination schema before sending), so both
+ * sides agree on what a valid record is. It runs once per record, so it uses plain `typeof`
+ * checks instead of a Schema decode, and it never copies or coerces a value.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * The data type of a dataset column, as in the v2 dataset schema.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ColumnType = "string" | "number" | "datetime"
+
+/**
+ * One entry of a v2 dataset schema.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Column {
+  readonly id: string
+  readonly dataType: ColumnType
+}
+
+/**
+ * A value a record may hold: a string (also an ISO 8601 date or date-time for a `datetime`
+ * column), a finite number, an array of strings (a multi-valued dimension of a `string` column)
+ * or `null` for "no value".
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RecordValue = string | number | ReadonlyArray<string> | null
+
+/**
+ * A record that passed {@link checkRecord}, keyed by column id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Row = Readonly<Record<string, RecordValue>>
+
+/**
+ * The codes of {@link RecordProblem}. They are part of the wire contract (ingestion `errors[].code`
+ * and dead-letter reasons), so they must stay stable.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RecordProblemCode = {
+  NotAnObject: "not_an_object",
+  InvalidType: "invalid_type",
+  InvalidDatetime: "invalid_datetime",
+  MissingPrimaryKey: "missing_primary_key",
+  UnsupportedValue: "unsupported_value",
+  UnknownColumn: "unknown_column",
+  TooManyColumns: "too_many_columns"
+} as const
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RecordProblemCode = (typeof RecordProblemCode)[keyof typeof RecordProblemCode]
+
+/**
+ * Why a record was rejected. `field` is the offending column, or `null` when the record as a whole
+ * is wrong (`not_an_object`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordProblem {
+  readonly code: RecordProblemCode
+  readonly field: string | null
+  readonly message: string
+}
+
+/**
+ * The outcome of {@link checkRecord}. A valid record comes back as its `row` (the same object,
+ * not a copy) together with the columns it adds to the dataset, in key order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RecordCheck =
+  | { readonly _tag: "Valid"; readonly row: Row; readonly newColumns: ReadonlyArray<Column> }
+  | { readonly _tag: "Invalid"; readonly problem: RecordProblem }
+
+/**
+ * Options of {@link checkRecord}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CheckRecordOptions {
+  /** The dataset's current columns. Pass the same array for every record: its lookup is cached. */
+  readonly schema: ReadonlyArray<Column>
+  /** Primary-key column ids; these must hold a non-null value. Empty when there is none. */
+  readonly primaryKey: ReadonlyArray<string>
+  /** The most columns a dataset may have; defaults to {@link defaultMaxColumns}. */
+  readonly maxColumns?: number | undefined
+  /** Whether unknown keys add columns (inferred from their values) or reject the record. */
+  readonly addUnknownColumns: boolean
+}
+
+/**
+ * The most columns a dataset may have (the service's documented limit).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxColumns = 100
+
+// Date, or date-time with minutes, optional seconds and fraction, and an optional offset
+// (a local date-time is read in the dataset's time zone). Calendar days are checked separately.
+const isoDateTimePattern =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)?)?$/
+
+const daysInMonth = (year: number, month: number): number =>
+  month === 2
+    ? (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28
+    : month === 4 || month === 6 || month === 9 || month === 11
+    ? 30
+    : 31
+
+/**
+ * Whether a string is an ISO 8601 date (`2026-11-01`) or date-time (`2026-11-01T10:00:00Z`,
+ * `2026-11-01T10:00:00.123+02:00`, `2026-11-01T10:00`) on a real calendar day: `2026-02-30`
+ * and `2026-13-01` are not. The `T` and `Z` must be upper case.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isIsoDateTime = (value: string): boolean => {
+  const match = isoDateTimePattern.exec(value)
+  if (match === null) return false
+  const year = Number(match[1])
+  const month = Number(match[2])
+  const day = Number(match[3])
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
+}
+
+// The shape of a value, or undefined for a value no column accepts.
+type ValueKind = "null" | "string" | "number" | "strings"
+
+const kindOf = (value: unknown): ValueKind | undefined => {
+  switch (typeof value) {
+    case "string":
+      return "string"
+    case "number":
+      return Number.isFinite(value) ? "number" : undefined
+    case "object":
+      if (value === null) return "null"
+      return Array.isArray(value) && value.every((element) => typeof element === "string")
+        ? "strings"
+        : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The column type a first-seen value implies: `datetime` for a string that {@link isIsoDateTime}
+ * accepts, `string` for other strings and arrays of strings, `number` for finite numbers.
+ * `undefined` when the value does not tell (`null`) or no column accepts it.
+ *
+ * @since 0.1.0
+ * @category inference
+ */
+export const inferColumnType = (value: unknown): ColumnType | undefined => {
+  switch (kindOf(value)) {
+    case "string":
+      return isIsoDateTime(value as string) ? "datetime" : "string"
+    case "strings":
+      return "string"
+    case "number":
+      return "number"
+    default:
+      return undefined
+  }
+}
+
+// Which value shapes a column type takes (null is allowed everywhere outside primary keys).
+const accepts = (columnType: ColumnType, kind: ValueKind): boolean => {
+  switch (columnType) {
+    case "string":
+      return kind === "string" || kind === "strings"
+    case "number":
+      return kind === "number"
+    case "datetime":
+      return kind === "string"
+  }
+}
+
+const isPlainObject = (value: unknown): value is Readonly<Record<string, unknown>> => {
+  if (typeof value !== "object" || value === null) return false
+  const prototype: unknown = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+/**
+ * A schema for records that have none yet (a v1 dataset's first ingestion). A column is added
+ * when a key first holds a value that implies a type, so columns come in first-seen order and a
+ * key that is only ever `null` gets none. For records that {@link checkRecord} accepts, these are
+ * the columns, in the same order, that it adds with `addUnknownColumns` from an empty schema.
+ * Non-object records and values no column accepts are skipped; rejecting them is
+ * {@link checkRecord}'s job.
+ *
+ * @since 0.1.0
+ * @category inference
+ */
+export const inferSchema = (records: Iterable<unknown>): ReadonlyArray<Column> => {
+  const types = new Map<string, ColumnType>()
+  for (const record of records) {
+    if (!isPlainObject(record)) continue
+    for (const key of Object.keys(record)) {
+      if (types.has(key)) continue
+      const type = inferColumnType(record[key])
+      if (type !== undefined) types.set(key, type)
+    }
+  }
+  return Array.from(types, ([id, dataType]) => ({ id, dataType }))
+}
+
+// Keyed by the schema array itself: callers check many records against one schema.
+const columnTypesCache = new WeakMap<ReadonlyArray<Column>, ReadonlyMap<string, ColumnType>>()
+
+const columnTypesOf = (schema: ReadonlyArray<Column>): ReadonlyMap<string, ColumnType> => {
+  let types = columnTypesCache.get(schema)
+  if (types === undefined) {
+    types = new Map(schema.map((column) => [column.id, column.dataType]))
+    columnTypesCache.set(schema, types)
+  }
+  return types
+}
+
+const previewLength = 40
+
+const truncate = (text: string): string =>
+  text.length > previewLength ? `${text.slice(0, previewLength - 1)}…` : text
+
+const json = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    // Cyclic or BigInt-holding values cannot come from JSON, but a caller may build them.
+    return String(value)
+  }
+}
+
+// What a message shows of a value: its JSON type and a truncated rendering.
+const describe = (value: unknown): string => {
+  if (value === null) return "null"
+  if (Array.isArray(value)) return `array ${truncate(json(value))}`
+  switch (typeof value) {
+    case "string":
+      return `string ${truncate(JSON.stringify(value))}`
+    case "object":
+      return `object ${truncate(json(value))}`
+    case "undefined":
+    case "function":
+    case "symbol":
+      return typeof value
+    default:
+      return `${typeof value} ${truncate(String(value))}`
+  }
+}
+
+const invalid = (code: RecordProblemCode, field: string | null, message: string): RecordCheck => ({
+  _tag: "Invalid",
+  problem: { code, field, message }
+})
+
+const unsupported = (field: string, value: unknown): RecordCheck =>
+  invalid(
+    RecordProblemCode.UnsupportedValue,
+    field,
+    `unsupported value ${describe(value)}: expected a string, a finite number, an array of strings or null`
+  )
+
+const noColumns: ReadonlyArray<Column> = []
+
+/**
+ * Checks one record against a dataset schema. Keys are checked in the record's key order and the
+ * first problem is reported, so the outcome is deterministic; primary-key columns absent from the
+ * record are reported after all present keys, in primary-key order.
+ *
+ * - `not_an_object`: the record is not a plain object (field `null`).
+ * - `unsupported_value`: a boolean, nested object, array with a non-string element, non-finite
+ *   number or `undefined`.
+ * - `invalid_type`: a supported value of the wrong type (`expected number, got string "12"`).
+ * - `invalid_datetime`: a string in a `datetime` column that is not an ISO 8601 date or date-time.
+ * - `missing_primary_key`: a primary-key column is absent, `null` or `undefined`.
+ * - `unknown_column`: a key not in the schema while `addUnknownColumns` is off.
+ * - `too_many_columns`: a new column would take the dataset past `maxColumns` (field: that key).
+ *
+ * With `addUnknownColumns`, an unknown key adds a column of the type its value implies
+ * ({@link inferColumnType}); one holding `null` adds none.
+ *
+ * @since 0.1.0
+ * @category checking
+ */
+export const checkRecord = (record: unknown, options: CheckRecordOptions): RecordCheck => {
+  if (!isPlainObject(record)) {
+    return invalid(RecordProblemCode.NotAnObject, null, `expected a record object, got ${describe(record)}`)
+  }
+  const { addUnknownColumns, primaryKey, schema } = options
+  const columnTypes = columnTypesOf(schema)
+  const maxColumns = options.maxColumns ?? defaultMaxColumns
+  let newColumns: Array<Column> | undefined
+  for (const key of Object.keys(record)) {
+    const value = record[key]
+    if ((value === null || value === undefined) && primaryKey.includes(key)) {
+      return invalid(RecordProblemCode.MissingPrimaryKey, key, `primary-key column "${key}" is ${describe(value)}`)
+    }
+    const columnType = columnTypes.get(key)
+    if (columnType === undefined && !addUnknownColumns) {
+      return invalid(RecordProblemCode.UnknownColumn, key, `column "${key}" is not in the dataset schema`)
+    }
+    const kind = kindOf(value)
+    if (kind === undefined) return unsupported(key, value)
+    if (columnType === undefined) {
+      const dataType = inferColumnType(value)
+      if (dataType === undefined) continue // null: nothing to learn the column's type from yet
+      newColumns ??= []
+      if (schema.length + newColumns.length >= maxColumns) {
+        return invalid(
+          RecordProblemCode.TooManyColumns,
+          key,
+          `adding column "${key}" would take the dataset past ${maxColumns} columns`
+        )
+      }
+      newColumns.push({ id: key, dataType })
+      continue
+    }
+    if (kind === "null") continue
+    if (!accepts(columnType, kind)) {
+      return invalid(RecordProblemCode.InvalidType, key, `expected ${columnType}, got ${describe(value)}`)
+    }
+    if (columnType === "datetime" && !isIsoDateTime(value as string)) {
+      return invalid(
+        RecordProblemCode.InvalidDatetime,
+        key,
+        `expected an ISO 8601 date or date-time, got ${describe(value)}`
+      )
+    }
+  }
+  for (const key of primaryKey) {
+    if (!Object.hasOwn(record, key)) {
+      return invalid(RecordProblemCode.MissingPrimaryKey, key, `primary-key column "${key}" is missing`)
+    }
+  }
+  return { _tag: "Valid", row: record as Row, newColumns: newColumns ?? noColumns }
+}
+
+/**
+ * A stable string key of a row's primary-key values, for upsert maps: the JSON text of the values
+ * in primary-key order, so `1` and `"1"` stay distinct.
+ *
+ * @since 0.1.0
+ * @category checking
+ */
+export const primaryKeyOf = (row: Row, primaryKey: ReadonlyArray<string>): string =>
+  JSON.stringify(primaryKey.map((key) => row[key] ?? null))

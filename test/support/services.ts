@@ -1,0 +1,17 @@
+/**
+ * Where the real services for tests live. `test/setup/services.ts` (vitest globalSetup) starts
+ * them and exports these variables to the workers; the defaults match `scripts/services.sh`.
+ */
+
+const defaultKafkaBrokers = "127.0.0.1:19092"
+const defaultDatabaseUrl = "postgres://postgres@127.0.0.1:5432/tributary_test"
+
+/** Kafka bootstrap brokers from `KAFKA_BROKERS` (comma separated). */
+export const kafkaBrokers = (): string[] =>
+  (process.env["KAFKA_BROKERS"] ?? defaultKafkaBrokers)
+    .split(",")
+    .map((broker) => broker.trim())
+    .filter((broker) => broker.length > 0)
+
+/** Postgres connection string from `DATABASE_URL`. */
+export const databaseUrl = (): string => process.env["DATABASE_URL"] ?? defaultDatabaseUrl

@@ -1,0 +1,73 @@
+/**
+ * Schemas shared by v1 and v2.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * The request id every answer carries.
+ *
+ * @since 0.1.0
+ */
+export const RequestId = Schema.String.annotations({ description: "Unique identifier of the request" })
+
+/**
+ * ISO 8601 UTC timestamp with six fractional digits and a trailing `Z`
+ * (e.g. `2026-11-22T10:00:00.000000Z`).
+ *
+ * @since 0.1.0
+ */
+export const Timestamp = Schema.String.annotations({
+  description: "ISO 8601 UTC timestamp with six fractional digits and a trailing Z",
+  examples: ["2026-11-22T10:00:00.000000Z"]
+})
+
+/**
+ * An integer id in a path (`/v1/data-sources/42`).
+ *
+ * @since 0.1.0
+ */
+export const IntegerId = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "must be an integer" }),
+  Schema.positive({ message: () => "must be a positive integer" })
+).annotations({ jsonSchema: { type: "integer", minimum: 1 } })
+
+/**
+ * A UUID in a path (dataset and ingestion ids).
+ *
+ * @since 0.1.0
+ */
+export const UuidId = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+    message: () => "must be a UUID"
+  })
+).annotations({ jsonSchema: { type: "string", format: "uuid" } })
+
+/**
+ * A time zone entry: IANA id and its current UTC offset (`UTC+01:00`).
+ *
+ * @since 0.1.0
+ */
+export const TimezoneEntry = Schema.Struct({
+  timezone: Schema.String,
+  offset: Schema.String
+}).annotations({ identifier: "TimezoneEntry" })
+
+/**
+ * One record to ingest: a JSON object keyed by column id.
+ *
+ * @since 0.1.0
+ */
+export const IngestRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "Record",
+  description: "A JSON object keyed by column id",
+  message: () => "each record must be a JSON object"
+})
+
+/**
+ * The largest number of records one ingestion may carry.
+ *
+ * @since 0.1.0
+ */
+export const MaxRecordsPerIngestion = 100

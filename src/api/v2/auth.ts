@@ -1,0 +1,20 @@
+/**
+ * `GET /v2/auth/validate-key`: unchanged from v1, payload under `data`.
+ *
+ * @since 0.1.0
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DataResponse } from "./common.js"
+
+/** @since 0.1.0 */
+export const ValidateKeyResponse = DataResponse(
+  Schema.Struct({ valid: Schema.Boolean, organizationId: Schema.Int, userId: Schema.Int }),
+  "V2ValidateKeyResponse"
+)
+
+/** @since 0.1.0 */
+export class V2Auth extends HttpApiGroup.make("v2Auth")
+  .add(HttpApiEndpoint.get("validateKey", "/v2/auth/validate-key").addSuccess(ValidateKeyResponse))
+  .annotate(OpenApi.Title, "v2 auth")
+{}

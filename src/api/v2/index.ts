@@ -1,0 +1,35 @@
+/**
+ * The v2 API: payloads under `data`, lists under `data.items` + `data.pagination`,
+ * 404 for any single resource that is missing or not visible to the key.
+ *
+ * @since 0.1.0
+ */
+import { HttpApi } from "@effect/platform"
+import {
+  BadRequest,
+  InternalServerError,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  TooManyRequests
+} from "../errors.js"
+import { ApiKeyAuth } from "../security.js"
+import { V2Auth } from "./auth.js"
+import { V2Organization } from "./organization.js"
+
+export * from "./common.js"
+export { V2Auth } from "./auth.js"
+export { V2Organization } from "./organization.js"
+
+/** @since 0.1.0 */
+export class V2Api extends HttpApi.make("v2")
+  .add(V2Auth)
+  .add(V2Organization)
+  .middleware(ApiKeyAuth)
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(PayloadTooLarge)
+  .addError(TooManyRequests)
+  .addError(InternalServerError)
+  .addError(ServiceUnavailable)
+{}

@@ -1,0 +1,35 @@
+/**
+ * The `tributary` command line.
+ *
+ * Exit codes: 0 success, 1 failure, 2 usage error; errors are one line on stderr.
+ *
+ * @since 0.1.0
+ */
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect } from "effect"
+import { serveCommand } from "./serve.js"
+
+const tributary = Command.make("tributary").pipe(
+  Command.withDescription("Move records into the Data Ingestion Service, effectively once"),
+  Command.withSubcommands([serveCommand])
+)
+
+const cli = Command.run(tributary, { name: "tributary", version: "0.1.0" })
+
+/** One clear line for what went wrong, and the exit code it deserves. */
+const reportFailure = (cause: Cause.Cause<unknown>) => {
+  const failure = Cause.squash(cause)
+  if (ValidationError.isValidationError(failure)) {
+    // @effect/cli has already printed the usage problem.
+    return Effect.sync(() => (process.exitCode = 2))
+  }
+  const message = failure instanceof Error ? failure.message : String(failure)
+  return Console.error(`tributary: ${message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+}
+
+cli(process.argv).pipe(
+  Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure(cause)),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: true })
+)

@@ -1,0 +1,97 @@
+/**
+ * `tributary serve`: the reference server on one port, v1 + v2, OpenAPI at `/openapi.json`.
+ *
+ * @since 0.1.0
+ */
+import { Command, Options } from "@effect/cli"
+import { HttpServer } from "@effect/platform"
+import { Console, Context, Effect, Layer, Option } from "effect"
+import * as ReferenceServer from "../server/http.js"
+import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
+
+const host = Options.text("host").pipe(
+  Options.withDefault("127.0.0.1"),
+  Options.withDescription("Address to listen on")
+)
+const port = Options.integer("port").pipe(
+  Options.withDefault(8080),
+  Options.withDescription("Port to listen on; 0 picks a free one (the printed URL shows it)")
+)
+const apiKey = Options.text("api-key").pipe(
+  Options.optional,
+  Options.withDescription("Make this key an admin key of the default organization")
+)
+const seed = Options.file("seed", { exists: "yes" }).pipe(
+  Options.optional,
+  Options.withDescription("JSON seed file with organizations, accounts, users and keys")
+)
+const maxBodyBytes = Options.integer("max-body-bytes").pipe(
+  Options.withDefault(ReferenceServer.defaultMaxBodyBytes),
+  Options.withDescription("Request bodies over this many bytes are answered 413")
+)
+
+/**
+ * The seed to start with: the file's, or the default organization; `--api-key` adds an
+ * admin key to the first organization.
+ *
+ * @since 0.1.0
+ */
+export const resolveSeed = (file: Option.Option<string>, key: Option.Option<string>) =>
+  Effect.gen(function*() {
+    if (Option.isNone(file)) {
+      const generated = Option.isNone(key)
+      const adminKey = Option.getOrElse(key, generateApiKey)
+      return { seed: defaultSeed(adminKey), adminKey: Option.some(adminKey), generated }
+    }
+    const loaded = yield* loadSeed(file.value)
+    if (Option.isNone(key)) return { seed: loaded, adminKey: Option.none<string>(), generated: false }
+    const [first, ...rest] = loaded.organizations
+    const withKey: Seed = {
+      organizations: [
+        {
+          ...first,
+          users: [...first.users, { name: "Admin", email: "admin@tributary.local", role: "admin", apiKeys: [key.value] }]
+        },
+        ...rest
+      ]
+    }
+    return { seed: withKey, adminKey: key, generated: false }
+  })
+
+/**
+ * Answers `GET /v1/auth/validate-key` once, so start-up shows a real first request.
+ */
+const firstRequest = (url: string, key: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${url}/v1/auth/validate-key`, { headers: { "x-api-key": key } })
+    return `GET /v1/auth/validate-key -> ${response.status} ${await response.text()}`
+  })
+
+/** @since 0.1.0 */
+export const serveCommand = Command.make(
+  "serve",
+  { host, port, apiKey, seed, maxBodyBytes },
+  (options) =>
+    Effect.gen(function*() {
+      const resolved = yield* resolveSeed(options.seed, options.apiKey)
+      const server = ReferenceServer.layer({
+        host: options.host,
+        port: options.port,
+        seed: resolved.seed,
+        maxBodyBytes: options.maxBodyBytes
+      })
+      yield* Effect.gen(function*() {
+        const context = yield* Layer.build(server)
+        const url = ReferenceServer.serverUrl(Context.get(context, HttpServer.HttpServer).address)
+        yield* Console.log(`tributary reference server listening on ${url}`)
+        yield* Console.log(`  OpenAPI ${url}/openapi.json  docs ${url}/docs`)
+        if (Option.isSome(resolved.adminKey)) {
+          const key = resolved.adminKey.value
+          yield* Console.log(`  API key ${key}${resolved.generated ? " (generated; pass --api-key to choose one)" : ""}`)
+          yield* Console.log(`  try: curl -H 'x-api-key: ${key}' ${url}/v1/auth/validate-key`)
+          yield* Console.log(`  ${yield* firstRequest(url, key)}`)
+        }
+        return yield* Effect.never
+      }).pipe(Effect.scoped)
+    })
+).pipe(Command.withDescription("Start the reference server (v1 and v2 on one port)"))

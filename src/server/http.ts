@@ -1,0 +1,193 @@
+/**
+ * The reference server as a layer: v1 and v2 on one port, `/openapi.json`, `/docs`.
+ *
+ * Two middlewares give every answer the spec's shape:
+ * - the outer one stamps each request with an id (FiberRef + `x-request-id` header);
+ * - the inner one (inside HttpApiBuilder's error encoder) turns everything that is not a
+ *   declared API error into one: decode failures (400), malformed JSON (400), bodies over
+ *   the limit (413), unknown routes (404) and defects (500).
+ *
+ * @since 0.1.0
+ */
+import { createServer } from "node:http"
+import {
+  HttpApiBuilder,
+  HttpApiScalar,
+  HttpApp,
+  HttpIncomingMessage,
+  HttpServer,
+  HttpServerRequest,
+  HttpServerResponse,
+  OpenApi
+} from "@effect/platform"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Cause, Effect, Layer, Option } from "effect"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { TributaryApi } from "../api/index.js"
+import { ApiKeyAuthLive } from "./auth.js"
+import { formatPath, type Seed } from "./seed.js"
+import { CurrentRequestId, failWith, newRequestId } from "./request.js"
+import { IngestionWorkerLive } from "./services/ingestions.js"
+import * as MemoryStore from "./store/memory.js"
+import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from "./v1.js"
+import { V2AuthLive } from "./v2/auth.js"
+import { V2OrganizationLive } from "./v2/organization.js"
+
+/**
+ * @since 0.1.0
+ */
+export interface ServerOptions {
+  readonly host: string
+  /** 0 picks a free port. */
+  readonly port: number
+  readonly seed: Seed
+  /** Request bodies over this many bytes are answered 413. */
+  readonly maxBodyBytes: number
+}
+
+/** 10 MB, the documented default body limit. @since 0.1.0 */
+export const defaultMaxBodyBytes = 10 * 1024 * 1024
+
+const maxMessageLength = 300
+const truncate = (text: string) => text.length > maxMessageLength ? `${text.slice(0, maxMessageLength)}…` : text
+
+/** The first decode issue names the field (`records[3]`, `timezone`, `datasetId`). */
+const badRequestFromDecode = (error: HttpApiDecodeError) => {
+  const issue = error.issues[0]
+  const field = issue === undefined ? null : formatPath(issue.path) || null
+  const message = issue === undefined ? "the request does not match the API" : truncate(issue.message)
+  return failWith("BadRequest", {
+    code: "invalid_input",
+    field,
+    message: field === null ? message : `${field}: ${message}`
+  })
+}
+
+const isRequestError = (u: unknown): u is { readonly _tag: "RequestError"; readonly cause?: unknown } =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "RequestError"
+
+const causeMessage = (u: { readonly cause?: unknown }) => u.cause instanceof Error ? u.cause.message : String(u.cause)
+
+/** Maps what HttpApi leaves unshaped into declared wire errors; declared errors pass as they are. */
+const toWireError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown> => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value as { readonly _tag?: string }
+    switch (error._tag) {
+      case "HttpApiDecodeError":
+        return badRequestFromDecode(error as HttpApiDecodeError)
+      case "RouteNotFound":
+        return failWith("NotFound", { code: "not_found", message: "no such route" })
+      default:
+        return Effect.failCause(cause)
+    }
+  }
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect) && isRequestError(defect.value)) {
+    // The body could not be read: over the size limit, or not JSON.
+    return causeMessage(defect.value) === "maxBytes exceeded"
+      ? failWith("PayloadTooLarge", { code: "payload_too_large", message: "the request body is over the size limit" })
+      : failWith("BadRequest", {
+        code: "invalid_json",
+        field: null,
+        message: `the request body is not valid JSON: ${truncate(causeMessage(defect.value))}`
+      })
+  }
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+  return Effect.zipRight(
+    Effect.logError("request failed", cause),
+    failWith("InternalServerError", { code: "internal_error", message: "the server failed; the request may be retried" })
+  )
+}
+
+const errorEnvelopes = (maxBodyBytes: number) =>
+  HttpApiBuilder.middleware(TributaryApi, (app) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const declaredLength = Number(request.headers["content-length"] ?? 0)
+      if (declaredLength > maxBodyBytes) {
+        return yield* failWith("PayloadTooLarge", {
+          code: "payload_too_large",
+          message: `the request body (${declaredLength} bytes) is over the ${maxBodyBytes}-byte limit`
+        })
+      }
+      return yield* app
+    }).pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+      Effect.catchAllCause(toWireError)
+      // The failures are declared API errors (encoded by HttpApiBuilder right after this
+      // middleware), but the middleware type only admits the API-level ones.
+    ) as HttpApp.Default<never>)
+
+const withRequestId = (app: HttpApp.Default): HttpApp.Default =>
+  Effect.suspend(() => {
+    const id = newRequestId()
+    return HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", id))
+    ).pipe(Effect.zipRight(app), Effect.locally(CurrentRequestId, id))
+  })
+
+const removeDecodeErrorFromDocs = (spec: Record<string, any>): Record<string, any> => {
+  // HttpApi always declares its own decode error; the wire answers BadRequest instead.
+  const text = JSON.stringify(spec).replaceAll("{\"$ref\":\"#/components/schemas/HttpApiDecodeError\"},", "")
+    .replaceAll(",{\"$ref\":\"#/components/schemas/HttpApiDecodeError\"}", "")
+    .replaceAll("\"$ref\":\"#/components/schemas/HttpApiDecodeError\"", "\"$ref\":\"#/components/schemas/BadRequest\"")
+  const cleaned = JSON.parse(text)
+  delete cleaned.components?.schemas?.HttpApiDecodeError
+  return cleaned
+}
+
+/** The contract with its docs annotations, as served. */
+const ServedApi = TributaryApi.annotate(OpenApi.Transform, removeDecodeErrorFromDocs)
+
+const handlers = Layer.mergeAll(
+  V1AuthLive,
+  V1AccountsLive,
+  V1DataSourcesLive,
+  V1DatasetsLive,
+  V2AuthLive,
+  V2OrganizationLive
+)
+
+/**
+ * The API with its handlers, ready to serve (no HTTP server yet).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes">) =>
+  Layer.mergeAll(
+    HttpApiScalar.layer({ path: "/docs" }),
+    HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+    errorEnvelopes(options.maxBodyBytes)
+  ).pipe(
+    Layer.provideMerge(HttpApiBuilder.api(ServedApi)),
+    Layer.provide(handlers),
+    Layer.provide(ApiKeyAuthLive),
+    Layer.provide(IngestionWorkerLive),
+    Layer.provide(MemoryStore.layer(options.seed))
+  )
+
+/**
+ * The reference server listening on `host:port`. The output `HttpServer` tells the bound
+ * address (useful with port 0).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer, ServeError> =>
+  HttpApiBuilder.serve(withRequestId).pipe(
+    Layer.provide(apiLayer(options)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port }))
+  )
+
+/**
+ * `http://host:port` of a running server.
+ *
+ * @since 0.1.0
+ */
+export const serverUrl = (address: HttpServer.Address): string =>
+  address._tag === "TcpAddress"
+    ? `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}`
+    : `unix://${address.path}`

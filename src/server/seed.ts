@@ -1,0 +1,119 @@
+/**
+ * The seed: organizations, accounts, users and API keys the reference server starts with.
+ *
+ * @since 0.1.0
+ */
+import { randomBytes } from "node:crypto"
+import { FileSystem } from "@effect/platform"
+import { Data, Effect, ParseResult, Schema } from "effect"
+import { Role } from "../api/security.js"
+
+const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
+
+const SeedUser = Schema.Struct({
+  name: NonEmpty,
+  email: NonEmpty,
+  role: Role,
+  apiKeys: Schema.Array(NonEmpty)
+})
+
+const SeedAccount = Schema.Struct({
+  name: NonEmpty,
+  accountType: Schema.Literal("organization", "agency", "client")
+})
+
+const SeedOrganization = Schema.Struct({
+  name: NonEmpty,
+  accounts: Schema.NonEmptyArray(SeedAccount),
+  users: Schema.Array(SeedUser)
+})
+
+/**
+ * The seed file's shape. Unknown fields are an error, so a typo does not pass silently.
+ *
+ * @since 0.1.0
+ */
+export const Seed = Schema.Struct({ organizations: Schema.NonEmptyArray(SeedOrganization) }).pipe(
+  Schema.filter((seed) => {
+    const keys = seed.organizations.flatMap((o) => o.users.flatMap((u) => u.apiKeys))
+    const duplicate = keys.find((key, i) => keys.indexOf(key) !== i)
+    return duplicate === undefined || `API key "${duplicate}" is given to more than one user`
+  })
+)
+
+/** @since 0.1.0 */
+export type Seed = typeof Seed.Type
+
+/**
+ * The seed could not be read or does not have the expected shape.
+ *
+ * @since 0.1.0
+ */
+export class SeedError extends Data.TaggedError("SeedError")<{ readonly path: string; readonly reason: string }> {
+  override get message() {
+    return `Invalid seed file ${this.path}: ${this.reason}`
+  }
+}
+
+const decodeSeed = Schema.decodeUnknown(Seed, { onExcessProperty: "error", errors: "all" })
+
+/**
+ * Reads and checks a seed file; every problem names its path in the file
+ * (`organizations[0].users[1].role`).
+ *
+ * @since 0.1.0
+ */
+export const loadSeed = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new SeedError({ path, reason: error.message }))
+    )
+    const json = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (error) => new SeedError({ path, reason: `not valid JSON (${(error as Error).message})` })
+    })
+    return yield* decodeSeed(json).pipe(
+      Effect.mapError((error) => new SeedError({ path, reason: describeIssues(error) }))
+    )
+  })
+
+const describeIssues = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => `${formatPath(issue.path) || "(top level)"}: ${issue.message}`)
+    .join("; ")
+
+/**
+ * `["organizations", 0, "users"]` -> `organizations[0].users`.
+ *
+ * @since 0.1.0
+ */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (text, segment) =>
+      typeof segment === "number" ? `${text}[${segment}]` : text === "" ? String(segment) : `${text}.${String(segment)}`,
+    ""
+  )
+
+/**
+ * A fresh development key: `trb_` and 32 hex characters.
+ *
+ * @since 0.1.0
+ */
+export const generateApiKey = (): string => `trb_${randomBytes(16).toString("hex")}`
+
+/**
+ * The seed used without `--seed`: one organization, one account and one admin whose
+ * key is `apiKey`.
+ *
+ * @since 0.1.0
+ */
+export const defaultSeed = (apiKey: string): Seed => ({
+  organizations: [
+    {
+      name: "Development",
+      accounts: [{ name: "Development", accountType: "organization" }],
+      users: [{ name: "Developer", email: "developer@tributary.local", role: "admin", apiKeys: [apiKey] }]
+    }
+  ]
+})

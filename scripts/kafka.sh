@@ -58,6 +58,9 @@ our_pid() {
   echo "$pid"
 }
 
+# The PLAINTEXT port our running broker was started with.
+broker_port() { sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1://p' "$RUN_DIR/server.properties"; }
+
 fetch() {
   if [ -f "$FETCHED_MARK" ] && [ "$(cat "$FETCHED_MARK")" = "$(pom_hash)" ]; then
     log "jars for Kafka $KAFKA_VERSION already in ${LIBS#"$ROOT"/}"
@@ -158,8 +161,8 @@ wait_ready() {
 start() {
   local pid
   if pid=$(our_pid); then
-    if ! grep -qF "advertised.listeners=PLAINTEXT://127.0.0.1:$PORT" "$RUN_DIR/server.properties"; then
-      log "our broker (pid $pid) runs with another KAFKA_PORT; stop it first"
+    if [ "$(broker_port)" != "$PORT" ]; then
+      log "our broker (pid $pid) serves port $(broker_port), not KAFKA_PORT=$PORT; stop it first"
       exit 1
     fi
     if port_open "$PORT"; then
@@ -222,17 +225,18 @@ stop() {
 }
 
 status() {
-  local pid
-  if pid=$(our_pid) && port_open "$PORT"; then
-    echo "kafka: running (pid $pid) on 127.0.0.1:$PORT"
-    return 0
-  fi
-  if pid=$(our_pid); then
-    echo "kafka: starting (pid $pid), 127.0.0.1:$PORT not open yet"
-  else
+  local pid port
+  if ! pid=$(our_pid); then
     echo "kafka: not running"
+    return 3
   fi
-  return 3
+  port=$(broker_port)
+  if ! port_open "$port"; then
+    echo "kafka: starting (pid $pid), 127.0.0.1:$port not open yet"
+    return 3
+  fi
+  echo "kafka: running (pid $pid) on 127.0.0.1:$port"
+  [ "$port" = "$PORT" ] || { echo "kafka: KAFKA_PORT=$PORT differs from the running broker's port"; return 3; }
 }
 
 # Two test runs in one checkout may start or stop at the same moment: serialise them.

@@ -13,6 +13,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { fileURLToPath } from "node:url"
 import { Kafka, logLevel } from "kafkajs"
 import type { TestProject } from "vitest/node"
+import { databaseUrl, kafkaBrokers } from "../support/services.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -87,10 +88,9 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     mkdirSync(kafkaUsers, { recursive: true })
     writeFileSync(`${kafkaUsers}/${process.pid}`, "")
   }
-  const kafkaBrokers = process.env["KAFKA_BROKERS"] ?? ""
-  project.provide("kafkaBrokers", kafkaBrokers)
-  project.provide("databaseUrl", process.env["DATABASE_URL"] ?? "")
-  if (kafkaBrokers !== "") await warmUpGroupCoordinator(kafkaBrokers.split(","))
+  project.provide("kafkaBrokers", kafkaBrokers().join(","))
+  project.provide("databaseUrl", databaseUrl())
+  await warmUpGroupCoordinator(kafkaBrokers())
 
   if (external) return undefined
   return () => {

@@ -1,0 +1,87 @@
+/**
+ * The typed client of the Data Ingestion Service, derived from the same contract the
+ * reference server implements.
+ *
+ * ```ts
+ * const program = Effect.gen(function*() {
+ *   const client = yield* TributaryClient
+ *   const { accounts } = yield* client.v1.v1Accounts.listAccounts()
+ * })
+ * program.pipe(Effect.provide(TributaryClient.layer({ baseUrl, apiKey: Redacted.make(key) })))
+ * ```
+ *
+ * Failures are tagged and can be matched with `Effect.catchTag`: the wire errors
+ * (`BadRequest`, `Unauthorized`, `Forbidden`, `NotFound`, `Conflict`, `PayloadTooLarge`,
+ * `Unprocessable`, `TooManyRequests`, `InternalServerError`, `ServiceUnavailable`), transport
+ * failures (`RequestError`, `ResponseError`) and undecodable answers (`ParseError`).
+ * Transient failures are retried first (see {@link RetryPolicy}).
+ *
+ * @since 0.1.0
+ */
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { V1Api } from "../api/v1.js"
+import { V2Api } from "../api/v2/index.js"
+import { defaultRetryPolicy, withRetries, type RetryPolicy } from "./retry.js"
+
+/**
+ * @since 0.1.0
+ */
+export interface ClientConfig {
+  /** Base address of the service, e.g. `https://api.example.com` or a reference server's URL. */
+  readonly baseUrl: string
+  readonly apiKey: Redacted.Redacted<string>
+  readonly retry?: Partial<RetryPolicy> | undefined
+}
+
+const makeClients = (config: ClientConfig) =>
+  Effect.gen(function*() {
+    const policy: RetryPolicy = { ...defaultRetryPolicy, ...config.retry }
+    const authenticated = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", Redacted.value(config.apiKey)))
+    )
+    const http = yield* withRetries(policy)(authenticated)
+    const transformClient = () => http
+    const v1 = yield* HttpApiClient.make(V1Api, { baseUrl: config.baseUrl, transformClient })
+    const v2 = yield* HttpApiClient.make(V2Api, { baseUrl: config.baseUrl, transformClient })
+    return {
+      v1,
+      v2,
+      /** The authenticated, retrying HTTP client with the base URL applied, for hot paths. */
+      http: http.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(config.baseUrl)))
+    }
+  })
+
+/**
+ * @since 0.1.0
+ */
+export type TributaryClientService = Effect.Effect.Success<ReturnType<typeof makeClients>>
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class TributaryClient extends Context.Tag("tributary/Client")<TributaryClient, TributaryClientService>() {
+  /**
+   * Builds a client on an `HttpClient` from the context.
+   */
+  static readonly make = makeClients
+
+  /**
+   * The client over undici (keep-alive, the fastest Node client for Effect).
+   */
+  static readonly layer = (config: ClientConfig): Layer.Layer<TributaryClient> =>
+    Layer.effect(TributaryClient, makeClients(config)).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+  /**
+   * The client configured from `TRIBUTARY_API_URL` and `TRIBUTARY_API_KEY` by default.
+   */
+  static readonly layerConfig = (
+    config: Config.Config<ClientConfig> = Config.all({
+      baseUrl: Config.string("TRIBUTARY_API_URL"),
+      apiKey: Config.redacted("TRIBUTARY_API_KEY")
+    })
+  ): Layer.Layer<TributaryClient, import("effect/ConfigError").ConfigError> =>
+    Layer.unwrapEffect(Effect.map(config, TributaryClient.layer))
+}

@@ -1,0 +1,5 @@
+/**
+ * @since 0.1.0
+ */
+export * from "./Client.js"
+export * from "./retry.js"

@@ -1,0 +1,78 @@
+/**
+ * A real reference server on a free loopback port, for tests.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
+import * as ReferenceServer from "../../src/server/http.js"
+import type { Seed } from "../../src/server/seed.js"
+
+/** Two organizations: Acme (admin, editor, viewer; two accounts) and Globex (admin). */
+export const testSeed: Seed = {
+  organizations: [
+    {
+      name: "Acme",
+      accounts: [{ name: "Acme", accountType: "organization" }, { name: "Client Co", accountType: "client" }],
+      users: [
+        { name: "Ada", email: "ada@acme.test", role: "admin", apiKeys: ["acme-admin"] },
+        { name: "Eve", email: "eve@acme.test", role: "editor", apiKeys: ["acme-editor"] },
+        { name: "Vic", email: "vic@acme.test", role: "viewer", apiKeys: ["acme-viewer"] }
+      ]
+    },
+    {
+      name: "Globex",
+      accounts: [{ name: "Globex", accountType: "organization" }],
+      users: [{ name: "Gus", email: "gus@globex.test", role: "admin", apiKeys: ["globex-admin"] }]
+    }
+  ]
+}
+
+export class ServerUrl extends Context.Tag("test/ServerUrl")<ServerUrl, string>() {}
+
+/** The reference server with `testSeed`; provides its URL and one shared HTTP client. */
+export const serverLayer = (options: Partial<ReferenceServer.ServerOptions> = {}) =>
+  Layer.effect(ServerUrl, Effect.map(HttpServer.HttpServer, (server) => ReferenceServer.serverUrl(server.address))).pipe(
+    Layer.merge(NodeHttpClient.layerUndici),
+    Layer.provide(
+      ReferenceServer.layer({
+        host: "127.0.0.1",
+        port: 0,
+        seed: testSeed,
+        maxBodyBytes: ReferenceServer.defaultMaxBodyBytes,
+        ...options
+      })
+    )
+  )
+
+/** A typed client of the server at `ServerUrl` using `apiKey`. */
+export const clientFor = (apiKey: string, retry?: ClientConfig["retry"]) =>
+  Effect.flatMap(ServerUrl, (baseUrl) => TributaryClient.make({ baseUrl, apiKey: Redacted.make(apiKey), retry }))
+
+/** A raw request to the server at `ServerUrl`: status, headers and parsed JSON body. */
+export const rawRequest = (path: string, init: RequestInit = {}) =>
+  Effect.flatMap(ServerUrl, (url) =>
+    Effect.promise(async () => {
+      const response = await fetch(`${url}${path}`, init)
+      const text = await response.text()
+      let body: any
+      try {
+        body = JSON.parse(text)
+      } catch {
+        body = text
+      }
+      return { status: response.status, headers: response.headers, body }
+    }))
+
+/** Polls an ingestion (v1) until it is no longer `processing`. */
+export const awaitIngestionV1 = (client: TributaryClient["Type"], datasetId: string, ingestionId: string) => {
+  const poll: Effect.Effect<
+    Effect.Effect.Success<ReturnType<typeof client.v1.v1Datasets.getIngestion>>,
+    Effect.Effect.Error<ReturnType<typeof client.v1.v1Datasets.getIngestion>>
+  > = client.v1.v1Datasets.getIngestion({ path: { datasetId, ingestionId } }).pipe(
+    Effect.flatMap((detail) =>
+      detail.status === "processing" ? Effect.zipRight(Effect.sleep("10 millis"), Effect.suspend(() => poll)) : Effect.succeed(detail)
+    )
+  )
+  return poll
+}

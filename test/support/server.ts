@@ -64,15 +64,13 @@ export const rawRequest = (path: string, init: RequestInit = {}) =>
       return { status: response.status, headers: response.headers, body }
     }))
 
+/** Runs `get` every 10 ms until `done` holds for its answer. */
+export const pollUntil = <A, E>(get: Effect.Effect<A, E>, done: (a: A) => boolean): Effect.Effect<A, E> =>
+  Effect.flatMap(get, (a) => done(a) ? Effect.succeed(a) : Effect.zipRight(Effect.sleep("10 millis"), pollUntil(get, done)))
+
 /** Polls an ingestion (v1) until it is no longer `processing`. */
-export const awaitIngestionV1 = (client: TributaryClient["Type"], datasetId: string, ingestionId: string) => {
-  const poll: Effect.Effect<
-    Effect.Effect.Success<ReturnType<typeof client.v1.v1Datasets.getIngestion>>,
-    Effect.Effect.Error<ReturnType<typeof client.v1.v1Datasets.getIngestion>>
-  > = client.v1.v1Datasets.getIngestion({ path: { datasetId, ingestionId } }).pipe(
-    Effect.flatMap((detail) =>
-      detail.status === "processing" ? Effect.zipRight(Effect.sleep("10 millis"), Effect.suspend(() => poll)) : Effect.succeed(detail)
-    )
+export const awaitIngestionV1 = (client: TributaryClient["Type"], datasetId: string, ingestionId: string) =>
+  pollUntil(
+    client.v1.v1Datasets.getIngestion({ path: { datasetId, ingestionId } }),
+    (detail) => detail.status !== "processing"
   )
-  return poll
-}

@@ -83,14 +83,20 @@ export const serveCommand = Command.make(
       yield* Effect.gen(function*() {
         const context = yield* Layer.build(server)
         const url = ReferenceServer.serverUrl(Context.get(context, HttpServer.HttpServer).address)
-        yield* Console.log(`tributary reference server listening on ${url}`)
-        yield* Console.log(`  OpenAPI ${url}/openapi.json  docs ${url}/docs`)
+        const lines = [
+          `tributary reference server listening on ${url}`,
+          `  OpenAPI ${url}/openapi.json  docs ${url}/docs`
+        ]
         if (Option.isSome(resolved.adminKey)) {
           const key = resolved.adminKey.value
-          yield* Console.log(`  API key ${key}${resolved.generated ? " (generated; pass --api-key to choose one)" : ""}`)
-          yield* Console.log(`  try: curl -H 'x-api-key: ${key}' ${url}/v1/auth/validate-key`)
-          yield* Console.log(`  ${yield* firstRequest(url, key)}`)
+          lines.push(
+            `  API key ${key}${resolved.generated ? " (generated; pass --api-key to choose one)" : ""}`,
+            `  try: curl -H 'x-api-key: ${key}' ${url}/v1/auth/validate-key`,
+            `  ${yield* firstRequest(url, key)}`
+          )
         }
+        // One write, so whoever reads the output sees the whole start-up report at once.
+        yield* Console.log(lines.join("\n"))
         return yield* Effect.never
       }).pipe(Effect.scoped)
     })

@@ -33,7 +33,10 @@ const scriptedServer = (script: ReadonlyArray<Answer>) =>
         resume(Effect.succeed(Object.assign({ url: `http://127.0.0.1:${port}`, arrivals }, { server })))
       })
     }),
-    (s) => Effect.async<void>((resume) => (s as unknown as { server: ReturnType<typeof createServer> }).server.close(() => resume(Effect.void)))
+    (s) =>
+      Effect.async<void>((resume) => {
+        ;(s as unknown as { server: ReturnType<typeof createServer> }).server.close(() => resume(Effect.void))
+      })
   )
 
 /** A client whose connection pool lives as long as the test's scope. */

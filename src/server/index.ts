@@ -1,0 +1,9 @@
+/**
+ * The reference server: the whole API in one process, for development and tests.
+ *
+ * @since 0.1.0
+ */
+export * as ReferenceServer from "./http.js"
+export { defaultSeed, generateApiKey, loadSeed, Seed, SeedError } from "./seed.js"
+export { Store, type StoreService } from "./store/Store.js"
+export * as MemoryStore from "./store/memory.js"

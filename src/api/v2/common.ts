@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { RequestId } from "../common.js"
+import { IntegerId, RequestId, UuidId } from "../common.js"
 
 /**
  * A v2 success answer: the payload nested under `data`.
@@ -65,3 +65,97 @@ export const MaxPageSize = 100
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
 })
+
+/**
+ * Sorting query of v2 lists.
+ *
+ * @since 0.1.0
+ */
+export const SortOrder = Schema.Literal("asc", "desc")
+
+/** @since 0.1.0 */
+export const UserRef = Schema.Struct({ id: Schema.Int, name: Schema.String }).annotations({ identifier: "UserRef" })
+
+/** @since 0.1.0 */
+export const StatusInfo = Schema.Struct({
+  status: Schema.String,
+  statusCode: Schema.NullOr(Schema.String),
+  errorType: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  userAction: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "StatusInfo" })
+
+/**
+ * Who may see a data source or dataset: `everyone`, `private`, or `selectedUsers` with an
+ * `accessList`.
+ *
+ * @since 0.1.0
+ */
+export const Permissions = Schema.Struct({
+  accessLevel: Schema.Literal("everyone", "selectedUsers", "private"),
+  accessList: Schema.NullOr(Schema.Array(UserRef))
+}).annotations({ identifier: "Permissions" })
+
+/** @since 0.1.0 */
+export const PermissionsUpdate = Schema.Struct({
+  accessLevel: Schema.Literal("everyone", "selectedUsers", "private"),
+  accessList: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ id: Schema.Int }))))
+}).annotations({ identifier: "PermissionsUpdate" })
+
+/**
+ * Sync intervals the service accepts, in minutes.
+ *
+ * @since 0.1.0
+ */
+export const SyncIntervals = [1, 15, 60, 240, 360, 480, 1440] as const
+
+/** @since 0.1.0 */
+export const SyncFrequencyOption = Schema.Struct({
+  syncInterval: Schema.Int,
+  label: Schema.String,
+  isDefault: Schema.Boolean,
+  isSelected: Schema.Boolean,
+  availability: Schema.String
+}).annotations({ identifier: "SyncFrequencyOption" })
+
+/** @since 0.1.0 */
+export const SyncFrequencyUpdate = Schema.Struct({ syncInterval: Schema.Int }).annotations({
+  identifier: "SyncFrequencyUpdate"
+})
+
+/**
+ * The optional `x-account-id` header: act on another account of the organization.
+ *
+ * @since 0.1.0
+ */
+export const AccountHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
+  "x-account-id": Schema.optional(
+    Schema.NumberFromString.pipe(Schema.int()).annotations({ jsonSchema: { type: "integer" } })
+  )
+})
+
+/**
+ * `{id}` of v2 data sources: an integer.
+ *
+ * @since 0.1.0
+ */
+export const DataSourceIdPath = Schema.Struct({ id: IntegerId })
+
+/**
+ * `{id}` of v2 datasets: a UUID.
+ *
+ * @since 0.1.0
+ */
+export const DatasetIdPath = Schema.Struct({ id: UuidId })
+
+/**
+ * A non-blank name.
+ *
+ * @since 0.1.0
+ */
+export const Name = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
+  Schema.maxLength(255, { message: () => "must be at most 255 characters" })
+)

@@ -8,7 +8,7 @@ import type { Principal } from "../../api/security.js"
 import { isTimezone } from "../../timezones.js"
 import { requireRole } from "../auth.js"
 import { invalidInput, notFound } from "../request.js"
-import { Store } from "../store/Store.js"
+import { defaultPermissions, Store } from "../store/Store.js"
 import { visibleAccount } from "./accounts.js"
 
 /** @since 0.1.0 */
@@ -16,6 +16,7 @@ export interface CreateDataSource {
   readonly accountId?: number | undefined
   readonly name: string
   readonly timezone?: string | undefined
+  readonly integrationKey?: string | undefined
 }
 
 /**
@@ -37,7 +38,10 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
       accountId: account.id,
       name: input.name,
       timezone,
-      key: "ingestion"
+      key: input.integrationKey ?? "ingestion",
+      createdBy: { id: principal.userId, name: principal.userName },
+      syncInterval: null,
+      permissions: defaultPermissions
     })
   })
 

@@ -8,7 +8,7 @@ import type { Principal } from "../../api/security.js"
 import type { Column } from "../../records.js"
 import { requireRole } from "../auth.js"
 import { invalidInput, notFound } from "../request.js"
-import { Store } from "../store/Store.js"
+import { defaultPermissions, emptyMetadata, Store, unverified } from "../store/Store.js"
 import { visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
@@ -42,7 +42,14 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
       dataSourceId: dataSource.id,
       name: input.name,
       primaryKey: input.primaryKey,
-      schema: input.schema
+      schema: input.schema,
+      createdBy: { id: principal.userId, name: principal.userName },
+      timezone: dataSource.timezone,
+      syncInterval: null,
+      permissions: defaultPermissions,
+      verification: unverified,
+      metadata: emptyMetadata,
+      columnMetadata: {}
     })
   })
 

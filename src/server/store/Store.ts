@@ -36,6 +36,16 @@ export interface User {
   readonly role: Role
 }
 
+/**
+ * Who may see a data source or dataset.
+ *
+ * @since 0.1.0
+ */
+export interface Permissions {
+  readonly accessLevel: "everyone" | "selectedUsers" | "private"
+  readonly accessList: ReadonlyArray<{ readonly id: number; readonly name: string }> | null
+}
+
 /** @since 0.1.0 */
 export interface DataSource {
   readonly id: number
@@ -46,6 +56,32 @@ export interface DataSource {
   readonly createdAt: string
   /** Kind marker; data sources made through the API are `ingestion`. */
   readonly key: string
+  readonly createdBy: { readonly id: number; readonly name: string }
+  readonly syncInterval: number | null
+  readonly permissions: Permissions
+}
+
+/** @since 0.1.0 */
+export interface Verification {
+  readonly isVerified: boolean
+  readonly verifiedAt: string | null
+  readonly verifiedBy: { readonly id: number; readonly name: string } | null
+}
+
+/** @since 0.1.0 */
+export interface DatasetMetadata {
+  readonly description: string | null
+  readonly synonyms: ReadonlyArray<string> | null
+  readonly defaultTimeDimension: string | null
+}
+
+/** @since 0.1.0 */
+export interface ColumnMetadata {
+  readonly description: string | null
+  readonly conceptType: "measure" | "dimension" | "timeDimension" | null
+  readonly synonyms: ReadonlyArray<string> | null
+  /** A display type set after creation (`currency`, `duration`, `percentage`, ...). */
+  readonly displayType: string | null
 }
 
 /** @since 0.1.0 */
@@ -58,7 +94,26 @@ export interface Dataset {
   readonly primaryKey: ReadonlyArray<string>
   /** Column definitions; empty until given at creation or inferred from the first records. */
   readonly schema: ReadonlyArray<Column>
+  readonly createdBy: { readonly id: number; readonly name: string }
+  readonly timezone: string | null
+  readonly syncInterval: number | null
+  readonly permissions: Permissions
+  readonly verification: Verification
+  readonly metadata: DatasetMetadata
+  /** By column id; columns without an entry have none. */
+  readonly columnMetadata: Readonly<Record<string, ColumnMetadata>>
 }
+
+/**
+ * What a new data source or dataset starts with beyond its required fields.
+ *
+ * @since 0.1.0
+ */
+export const defaultPermissions: Permissions = { accessLevel: "everyone", accessList: null }
+/** @since 0.1.0 */
+export const unverified: Verification = { isVerified: false, verifiedAt: null, verifiedBy: null }
+/** @since 0.1.0 */
+export const emptyMetadata: DatasetMetadata = { description: null, synonyms: null, defaultTimeDimension: null }
 
 /**
  * `queued` -> `processing` -> `success` | `failed` | `purged`.
@@ -135,12 +190,33 @@ export interface StoreService {
   readonly createDataSource: (input: Omit<DataSource, "id" | "createdAt">) => Effect.Effect<DataSource>
   readonly dataSource: (id: number) => Effect.Effect<Option.Option<DataSource>>
   readonly dataSourcesOfAccount: (accountId: number) => Effect.Effect<ReadonlyArray<DataSource>>
+  readonly dataSourcesOfOrganization: (organizationId: number) => Effect.Effect<ReadonlyArray<DataSource>>
+  readonly updateDataSource: (
+    id: number,
+    patch: Partial<Pick<DataSource, "name" | "timezone" | "syncInterval" | "permissions">>
+  ) => Effect.Effect<DataSource>
   /** Deletes the data source with its datasets, rows and ingestions. */
   readonly deleteDataSource: (id: number) => Effect.Effect<void>
 
   readonly createDataset: (input: Omit<Dataset, "id" | "createdAt">) => Effect.Effect<Dataset>
   readonly dataset: (id: string) => Effect.Effect<Option.Option<Dataset>>
   readonly datasetsOfDataSource: (dataSourceId: number) => Effect.Effect<ReadonlyArray<Dataset>>
+  readonly datasetsOfOrganization: (organizationId: number) => Effect.Effect<ReadonlyArray<Dataset>>
+  readonly updateDataset: (
+    id: string,
+    patch: Partial<
+      Pick<
+        Dataset,
+        "name" | "timezone" | "syncInterval" | "permissions" | "verification" | "metadata" | "columnMetadata"
+      >
+    >
+  ) => Effect.Effect<Dataset>
+  /** A new dataset in the same data source with the same schema, key, settings and rows. */
+  readonly duplicateDataset: (
+    id: string,
+    name: string,
+    createdBy: { readonly id: number; readonly name: string }
+  ) => Effect.Effect<Dataset>
   /** Deletes the dataset with its rows and ingestions. */
   readonly deleteDataset: (id: string) => Effect.Effect<void>
   /** Removes every row; pending ingestions of the dataset end as `purged`. */

@@ -111,6 +111,14 @@ export const make = (seed: Seed): StoreService => {
     dataSource: (id) => Effect.sync(() => Option.fromNullable(dataSources.get(id))),
     dataSourcesOfAccount: (accountId) =>
       Effect.sync(() => [...dataSources.values()].filter((d) => d.accountId === accountId)),
+    dataSourcesOfOrganization: (organizationId) =>
+      Effect.sync(() => [...dataSources.values()].filter((d) => d.organizationId === organizationId)),
+    updateDataSource: (id, patch) =>
+      Effect.sync(() => {
+        const updated = { ...dataSources.get(id)!, ...patch }
+        dataSources.set(id, updated)
+        return updated
+      }),
     deleteDataSource: (id) =>
       Effect.sync(() => {
         dataSources.delete(id)
@@ -129,6 +137,22 @@ export const make = (seed: Seed): StoreService => {
     dataset: (id) => Effect.sync(() => Option.fromNullable(datasets.get(id))),
     datasetsOfDataSource: (dataSourceId) =>
       Effect.sync(() => [...datasets.values()].filter((d) => d.dataSourceId === dataSourceId)),
+    datasetsOfOrganization: (organizationId) =>
+      Effect.sync(() => [...datasets.values()].filter((d) => d.organizationId === organizationId)),
+    updateDataset: (id, patch) =>
+      Effect.sync(() => {
+        const updated = { ...datasets.get(id)!, ...patch }
+        datasets.set(id, updated)
+        return updated
+      }),
+    duplicateDataset: (id, name, createdBy) =>
+      Effect.sync(() => {
+        const copy: Dataset = { ...datasets.get(id)!, id: randomUUID(), name, createdBy, createdAt: isoTimestamp() }
+        datasets.set(copy.id, copy)
+        const source = storedRows.get(id)!
+        storedRows.set(copy.id, { rows: new Map(source.rows), bytes: source.bytes, appendCounter: source.appendCounter })
+        return copy
+      }),
     deleteDataset: (id) => Effect.sync(() => removeDataset(id)),
     purgeDataset: (id) =>
       Effect.sync(() => {

@@ -6,7 +6,7 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiKeyAuth, type Principal, type Role } from "../api/security.js"
 import { failWith } from "./request.js"
-import { Store } from "./store/Store.js"
+import { Store, type Permissions } from "./store/Store.js"
 
 /**
  * Resolves `x-api-key` to its principal; a missing or unknown key is 401.
@@ -47,3 +47,29 @@ export const requireRole = (principal: Principal, minimum: Role, action: string)
       code: "forbidden",
       message: `a ${principal.role} key may not ${action}; it needs the ${minimum} role or higher`
     })
+
+/**
+ * Whether a principal may see a resource: it must be in the principal's organization, and
+ * its permissions must admit the principal (admins and the creator always pass).
+ *
+ * @since 0.1.0
+ */
+export const canSee = (
+  principal: Principal,
+  resource: {
+    readonly organizationId: number
+    readonly permissions: Permissions
+    readonly createdBy: { readonly id: number }
+  }
+): boolean => {
+  if (resource.organizationId !== principal.organizationId) return false
+  if (principal.role === "admin" || resource.createdBy.id === principal.userId) return true
+  switch (resource.permissions.accessLevel) {
+    case "everyone":
+      return true
+    case "private":
+      return false
+    case "selectedUsers":
+      return resource.permissions.accessList?.some((user) => user.id === principal.userId) ?? false
+  }
+}

@@ -28,10 +28,13 @@ import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
 import { formatPath, type Seed } from "./seed.js"
 import { CurrentRequestId, failWith, newRequestId } from "./request.js"
+import { Idempotency } from "./idempotency.js"
 import { IngestionWorkerLive } from "./services/ingestions.js"
 import * as MemoryStore from "./store/memory.js"
 import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from "./v1.js"
 import { V2AuthLive } from "./v2/auth.js"
+import { V2DataSourcesLive } from "./v2/dataSources.js"
+import { V2DatasetsLive } from "./v2/datasets.js"
 import { V2OrganizationLive } from "./v2/organization.js"
 
 /**
@@ -52,9 +55,15 @@ export const defaultMaxBodyBytes = 10 * 1024 * 1024
 const maxMessageLength = 300
 const truncate = (text: string) => text.length > maxMessageLength ? `${text.slice(0, maxMessageLength)}…` : text
 
-/** The first decode issue names the field (`records[3]`, `timezone`, `datasetId`). */
-const badRequestFromDecode = (error: HttpApiDecodeError) => {
+/**
+ * The first decode issue names the field (`records[3]`, `timezone`, `datasetId`). A v2
+ * `{id}` that cannot be an id names no resource at all: 404, as for any unknown id.
+ */
+const badRequestFromDecode = (error: HttpApiDecodeError, url: string) => {
   const issue = error.issues[0]
+  if (url.startsWith("/v2/") && issue !== undefined && issue.path.length === 1 && (issue.path[0] === "id" || issue.path[0] === "ingestionId")) {
+    return failWith("NotFound", { code: "not_found", message: `no resource has the id given in the path (${issue.message})` })
+  }
   const field = issue === undefined ? null : formatPath(issue.path) || null
   const message = issue === undefined ? "the request does not match the API" : truncate(issue.message)
   return failWith("BadRequest", {
@@ -70,13 +79,13 @@ const isRequestError = (u: unknown): u is { readonly _tag: "RequestError"; reado
 const causeMessage = (u: { readonly cause?: unknown }) => u.cause instanceof Error ? u.cause.message : String(u.cause)
 
 /** Maps what HttpApi leaves unshaped into declared wire errors; declared errors pass as they are. */
-const toWireError = (cause: Cause.Cause<unknown>): Effect.Effect<never, unknown> => {
+const toWireError = (cause: Cause.Cause<unknown>, url: string): Effect.Effect<never, unknown> => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value as { readonly _tag?: string }
     switch (error._tag) {
       case "HttpApiDecodeError":
-        return badRequestFromDecode(error as HttpApiDecodeError)
+        return badRequestFromDecode(error as HttpApiDecodeError, url)
       case "RouteNotFound":
         return failWith("NotFound", { code: "not_found", message: "no such route" })
       default:
@@ -112,10 +121,9 @@ const errorEnvelopes = (maxBodyBytes: number) =>
           message: `the request body (${declaredLength} bytes) is over the ${maxBodyBytes}-byte limit`
         })
       }
-      return yield* app
+      return yield* app.pipe(Effect.catchAllCause((cause) => toWireError(cause, request.url)))
     }).pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
-      Effect.catchAllCause(toWireError)
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
       // The failures are declared API errors (encoded by HttpApiBuilder right after this
       // middleware), but the middleware type only admits the API-level ones.
     ) as HttpApp.Default<never>)
@@ -147,7 +155,9 @@ const handlers = Layer.mergeAll(
   V1DataSourcesLive,
   V1DatasetsLive,
   V2AuthLive,
-  V2OrganizationLive
+  V2OrganizationLive,
+  V2DataSourcesLive,
+  V2DatasetsLive
 )
 
 /**
@@ -166,6 +176,7 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes">) 
     Layer.provide(handlers),
     Layer.provide(ApiKeyAuthLive),
     Layer.provide(IngestionWorkerLive),
+    Layer.provide(Idempotency.layer),
     Layer.provide(MemoryStore.layer(options.seed))
   )
 

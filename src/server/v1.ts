@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { TributaryApi } from "../api/index.js"
 import { CurrentPrincipal } from "../api/security.js"
 import { timezones } from "../timezones.js"
+import { idempotent } from "./idempotency.js"
 import { respond } from "./request.js"
 import { listAccounts } from "./services/accounts.js"
 import { createDataSource, deleteDataSource, listDataSourcesOfAccount } from "./services/dataSources.js"
@@ -144,16 +145,21 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
         Effect.flatMap((principal) => purgeDataset(principal, path.datasetId)),
         Effect.flatMap((d) => respond("success", { message: `All rows of dataset ${d.id} were removed` }))
       ))
-    .handle("ingest", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => ingest(principal, path.datasetId, payload.records)),
-        Effect.flatMap((ingestion) =>
-          respond("success", {
-            ingestionId: ingestion.id,
-            message: `Data ingestion request accepted: ${ingestion.counts.received} records`
-          })
-        )
-      ))
+    .handle("ingest", ({ headers, path, payload }) =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        // Idempotency-Key is a v2 feature; v1 accepts it too, as an extension.
+        idempotent(
+          headers["idempotency-key"],
+          payload,
+          ingest(principal, path.datasetId, payload.records).pipe(
+            Effect.flatMap((ingestion) =>
+              respond("success", {
+                ingestionId: ingestion.id,
+                message: `Data ingestion request accepted: ${ingestion.counts.received} records`
+              })
+            )
+          )
+        )))
     .handle("listIngestions", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => listIngestions(principal, path.datasetId)),

@@ -15,16 +15,22 @@ import {
 } from "../errors.js"
 import { ApiKeyAuth } from "../security.js"
 import { V2Auth } from "./auth.js"
+import { V2DataSources } from "./dataSources.js"
+import { V2Datasets } from "./datasets.js"
 import { V2Organization } from "./organization.js"
 
 export * from "./common.js"
 export { V2Auth } from "./auth.js"
+export * as DataSources from "./dataSources.js"
+export * as Datasets from "./datasets.js"
 export { V2Organization } from "./organization.js"
 
 /** @since 0.1.0 */
 export class V2Api extends HttpApi.make("v2")
   .add(V2Auth)
   .add(V2Organization)
+  .add(V2DataSources)
+  .add(V2Datasets)
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)

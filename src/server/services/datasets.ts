@@ -6,9 +6,9 @@
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import type { Column } from "../../records.js"
-import { requireRole } from "../auth.js"
+import { canSee, requireRole } from "../auth.js"
 import { invalidInput, notFound } from "../request.js"
-import { defaultPermissions, emptyMetadata, Store, unverified } from "../store/Store.js"
+import { defaultPermissions, emptyMetadata, Store, type StoreService, unverified } from "../store/Store.js"
 import { visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
@@ -61,7 +61,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
 export const visibleDataset = (principal: Principal, id: string) =>
   Effect.flatMap(Store, (store) => store.dataset(id)).pipe(
     Effect.flatMap((dataset) =>
-      Option.isSome(dataset) && dataset.value.organizationId === principal.organizationId
+      Option.isSome(dataset) && canSee(principal, dataset.value)
         ? Effect.succeed(dataset.value)
         : notFound("Dataset", id)
     )
@@ -105,4 +105,65 @@ export const purgeDataset = (principal: Principal, id: string) =>
     const store = yield* Store
     yield* store.purgeDataset(dataset.id)
     return dataset
+  })
+
+/**
+ * The datasets of the principal's organization that the principal may see.
+ *
+ * @since 0.1.0
+ */
+export const listVisibleDatasets = (principal: Principal) =>
+  Effect.flatMap(Store, (store) => store.datasetsOfOrganization(principal.organizationId)).pipe(
+    Effect.map((datasets) => datasets.filter((d) => canSee(principal, d)))
+  )
+
+/**
+ * Checks a v2 schema: unique column ids, and primary-key columns that are in it.
+ *
+ * @since 0.1.0
+ */
+export const checkSchema = (schema: ReadonlyArray<Column>, primaryKey: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const ids = schema.map((c) => c.id)
+    const duplicate = ids.findIndex((id, i) => ids.indexOf(id) !== i)
+    if (duplicate >= 0) {
+      return yield* invalidInput(`schema[${duplicate}].id`, `column "${ids[duplicate]}" is defined twice`)
+    }
+    const unknown = primaryKey.findIndex((key) => !ids.includes(key))
+    if (unknown >= 0) {
+      return yield* invalidInput(`primaryKey[${unknown}]`, `primary-key column "${primaryKey[unknown]}" is not in the schema`)
+    }
+  })
+
+/**
+ * Changes a dataset's settings; editors and admins only.
+ *
+ * @since 0.1.0
+ */
+export const updateDataset = (
+  principal: Principal,
+  id: string,
+  patch: Parameters<StoreService["updateDataset"]>[1]
+) =>
+  Effect.gen(function*() {
+    const dataset = yield* visibleDataset(principal, id)
+    yield* requireRole(principal, "editor", "change datasets")
+    const store = yield* Store
+    return yield* store.updateDataset(dataset.id, patch)
+  })
+
+/**
+ * Copies a dataset with its schema, key, settings and rows; editors and admins only.
+ *
+ * @since 0.1.0
+ */
+export const duplicateDataset = (principal: Principal, id: string, name: string | undefined) =>
+  Effect.gen(function*() {
+    const dataset = yield* visibleDataset(principal, id)
+    yield* requireRole(principal, "editor", "duplicate datasets")
+    const store = yield* Store
+    return yield* store.duplicateDataset(dataset.id, name ?? `${dataset.name} (copy)`, {
+      id: principal.userId,
+      name: principal.userName
+    })
   })

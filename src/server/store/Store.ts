@@ -186,6 +186,7 @@ export interface StoreService {
   readonly organization: (id: number) => Effect.Effect<Option.Option<Organization>>
   readonly accounts: (organizationId: number) => Effect.Effect<ReadonlyArray<Account>>
   readonly account: (id: number) => Effect.Effect<Option.Option<Account>>
+  readonly users: (organizationId: number) => Effect.Effect<ReadonlyArray<User>>
 
   readonly createDataSource: (input: Omit<DataSource, "id" | "createdAt">) => Effect.Effect<DataSource>
   readonly dataSource: (id: number) => Effect.Effect<Option.Option<DataSource>>

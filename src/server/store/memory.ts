@@ -101,6 +101,7 @@ export const make = (seed: Seed): StoreService => {
     accounts: (organizationId) =>
       Effect.sync(() => [...accounts.values()].filter((a) => a.organizationId === organizationId)),
     account: (id) => Effect.sync(() => Option.fromNullable(accounts.get(id))),
+    users: (organizationId) => Effect.sync(() => [...users.values()].filter((u) => u.organizationId === organizationId)),
 
     createDataSource: (input) =>
       Effect.sync(() => {

@@ -1,0 +1,40 @@
+// The reference server (built JS) for bench/server-ingest.mjs, in a process of its own.
+//
+// Usage: node bench/ingest-reference-server.mjs <apiKey> [distDir]
+// distDir defaults to the project's dist/ (run `npm run build` first); another directory holding
+// the same layout (src/server/http.js, ...) can be given to measure a patched copy. Such a copy
+// must be able to resolve the project's node_modules (e.g. a node_modules symlink beside it).
+// Prints one JSON line {"port":N} on stdout once it listens on 127.0.0.1.
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { HttpServer } from "@effect/platform"
+import { Effect } from "effect"
+
+const apiKey = process.argv[2] ?? ""
+const distDir = process.argv[3] ? resolve(process.argv[3]) : new URL("../dist", import.meta.url).pathname
+const distUrl = (path) => pathToFileURL(`${distDir}/${path}`).href
+
+const http = await import(distUrl("src/server/http.js"))
+const { defaultSeed } = await import(distUrl("src/server/seed.js"))
+
+const program = Effect.flatMap(HttpServer.HttpServer, (server) =>
+  Effect.zipRight(
+    Effect.sync(() => {
+      const address = server.address
+      process.stdout.write(`${JSON.stringify({ port: address.port })}\n`)
+    }),
+    Effect.never
+  )).pipe(
+    Effect.provide(http.layer({
+      host: "127.0.0.1",
+      port: 0,
+      seed: defaultSeed(apiKey),
+      maxBodyBytes: http.defaultMaxBodyBytes
+    }))
+  )
+
+process.on("SIGTERM", () => process.exit(0))
+Effect.runPromise(program).catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

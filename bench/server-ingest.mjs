@@ -1,0 +1,287 @@
+// Throughput of the reference server's ingest route against a raw node:http baseline.
+//
+//   npm run build && npm run bench:server-ingest              (3 rounds, 3 s warm-up + 10 s)
+//   npm run bench:server-ingest -- --quick                    (1 round, 1 s warm-up + 3 s)
+//
+// Options: --rounds N  --duration S  --warmup S  --connections N
+//          --variant name=distDir   adds a reference server built from another dist tree
+//                                   (repeatable; e.g. a patched copy, to compare a change)
+//          --only a,b               runs only these variants (raw is always kept)
+//          --server-node-args="…"   extra node flags for the reference servers
+//                                   (e.g. --server-node-args="--cpu-prof --cpu-prof-dir=/tmp/prof")
+//          --json FILE              also writes every run as JSON
+//
+// Each variant runs in a child process of its own, pinned to core 1 with taskset; this process
+// (and the load generator, autocannon, inside it) is pinned to core 0. Variants are interleaved,
+// alternating their order each round, and every run starts a fresh server. Per variant it prints
+// requests/s, records/s, the server's CPU µs per request (utime+stime from /proc), its peak RSS
+// (VmHWM), p50/p99 latency and the non-2xx count; then the median over rounds of the per-round
+// ratios to raw. Machines are noisy: read the ratios and CPU µs/request, not absolute req/s.
+// Exits 1 when any answer was not a 2xx success envelope, or on a socket error or timeout.
+import { execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { readFileSync, writeFileSync } from "node:fs"
+import { availableParallelism } from "node:os"
+import { createInterface } from "node:readline"
+import { parseArgs } from "node:util"
+import autocannon from "autocannon"
+
+const here = (path) => new URL(path, import.meta.url).pathname
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    rounds: { type: "string" },
+    duration: { type: "string" },
+    warmup: { type: "string" },
+    connections: { type: "string", default: "16" },
+    variant: { type: "string", multiple: true, default: [] },
+    only: { type: "string" },
+    "server-node-args": { type: "string", default: "" },
+    json: { type: "string" }
+  }
+})
+
+const rounds = Number(args.rounds ?? (args.quick ? 1 : 3))
+const duration = Number(args.duration ?? (args.quick ? 3 : 10))
+const warmup = Number(args.warmup ?? (args.quick ? 1 : 3))
+const connections = Number(args.connections)
+const recordsPerRequest = 100
+const apiKey = `trb_${randomBytes(16).toString("hex")}`
+
+const variants = [
+  { name: "raw", script: here("./ingest-raw-server.mjs"), extraArgs: [], reference: false },
+  { name: "reference", script: here("./ingest-reference-server.mjs"), extraArgs: [], reference: true },
+  ...args.variant.map((spec) => {
+    const [name, dir] = spec.split("=")
+    if (!name || !dir) throw new Error(`--variant wants name=distDir, got ${spec}`)
+    return { name, script: here("./ingest-reference-server.mjs"), extraArgs: [dir], reference: true }
+  })
+].filter((v) => v.name === "raw" || args.only === undefined || args.only.split(",").includes(v.name))
+
+// 100 records, ~9.4 KB; the ids repeat on every request, so with the dataset's primary key the
+// server's stored rows stay at 100 however long the run.
+const body = JSON.stringify({
+  records: Array.from({ length: recordsPerRequest }, (_, i) => ({
+    id: `rec-${String(i).padStart(6, "0")}`,
+    ts: "2026-11-01T10:00:00Z",
+    amount: 12.5,
+    country: "SI",
+    tags: ["a", "b"]
+  }))
+})
+
+// ---- pinning and /proc -------------------------------------------------------------------------
+
+const hasTaskset = (() => {
+  try {
+    execFileSync("taskset", ["-V"], { stdio: "ignore" })
+    return availableParallelism() >= 2
+  } catch {
+    return false
+  }
+})()
+if (hasTaskset) execFileSync("taskset", ["-a", "-cp", "0", String(process.pid)], { stdio: "ignore" })
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** utime + stime of a process, in µs. */
+const cpuMicros = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ") // fields from #3 (state) on
+  return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6 // #14 utime, #15 stime
+}
+
+/** A field of /proc/pid/status in kB (VmHWM: peak RSS, VmRSS: current). */
+const statusKb = (pid, field) => {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  return match ? Number(match[1]) : NaN
+}
+
+// ---- servers -----------------------------------------------------------------------------------
+
+const startServer = (variant) =>
+  new Promise((resolveStart, rejectStart) => {
+    const nodeArgs = variant.reference ? args["server-node-args"].split(" ").filter(Boolean) : []
+    const command = [process.execPath, ...nodeArgs, variant.script, apiKey, ...variant.extraArgs]
+    const child = hasTaskset
+      ? spawn("taskset", ["-c", "1", ...command], { stdio: ["ignore", "pipe", "inherit"] })
+      : spawn(command[0], command.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
+    const exited = new Promise((r) => child.once("exit", r))
+    const onEarlyExit = (code) => rejectStart(new Error(`${variant.name} server exited (${code}) before listening`))
+    child.once("exit", onEarlyExit)
+    createInterface({ input: child.stdout }).once("line", (line) => {
+      child.off("exit", onEarlyExit)
+      const { port } = JSON.parse(line)
+      resolveStart({
+        pid: child.pid,
+        url: `http://127.0.0.1:${port}`,
+        stop: async () => {
+          child.kill("SIGTERM")
+          await exited
+        }
+      })
+    })
+  })
+
+const call = async (url, path, payload) => {
+  const response = await fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": apiKey },
+    body: JSON.stringify(payload)
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`POST ${path}: ${response.status} ${text}`)
+  return JSON.parse(text)
+}
+
+/** The ingest path; for the reference server a fresh dataset keyed by `id`. */
+const ingestPath = async (variant, url) => {
+  if (!variant.reference) return "/v1/datasets/bench/data"
+  const source = await call(url, "/v1/data-sources", { title: "bench", timezone: "UTC" })
+  const dataset = await call(url, "/v1/datasets", { title: "b", dataSourceId: source.id, primaryKeys: ["id"] })
+  return `/v1/datasets/${dataset.id}/data`
+}
+
+// ---- load --------------------------------------------------------------------------------------
+
+const load = (url, seconds) =>
+  autocannon({
+    url,
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": apiKey },
+    body,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+    verifyBody: (text) => text.includes("\"status\":\"success\"")
+  })
+
+const runOnce = async (variant) => {
+  const server = await startServer(variant)
+  try {
+    const url = `${server.url}${await ingestPath(variant, server.url)}`
+    const check = await call(server.url, new URL(url).pathname, JSON.parse(body))
+    if (check.status !== "success") throw new Error(`${variant.name}: unexpected answer ${JSON.stringify(check)}`)
+    await load(url, warmup)
+    const rssBefore = statusKb(server.pid, "VmRSS")
+    const cpuBefore = cpuMicros(server.pid)
+    const result = await load(url, duration)
+    const cpu = cpuMicros(server.pid) - cpuBefore
+    const requests = result["2xx"]
+    return {
+      variant: variant.name,
+      seconds: result.duration,
+      requests,
+      reqPerSec: requests / result.duration,
+      recordsPerSec: (requests * recordsPerRequest) / result.duration,
+      cpuMicrosPerRequest: cpu / Math.max(1, requests),
+      cpuShare: cpu / 1e6 / result.duration,
+      peakRssMb: statusKb(server.pid, "VmHWM") / 1024,
+      rssGrowthMb: (statusKb(server.pid, "VmRSS") - rssBefore) / 1024,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      mismatches: result.mismatches
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+// ---- report ------------------------------------------------------------------------------------
+
+const median = (xs) => {
+  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)
+  if (s.length === 0) return NaN
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+const fmt = (x, digits = 0) => Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "-"
+const pad = (cells, widths) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")
+
+const table = (header, rows) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
+  console.log(pad(header, widths))
+  for (const row of rows) console.log(pad(row, widths))
+}
+
+console.log(
+  `server-ingest: ${rounds} round(s), ${connections} connections, ${warmup} s warm-up + ${duration} s, ` +
+    `${recordsPerRequest} records (${body.length} bytes) per POST; ` +
+    (hasTaskset ? "servers on core 1, load generator on core 0" : "no taskset: nothing pinned")
+)
+
+const runs = []
+for (let round = 0; round < rounds; round++) {
+  const order = round % 2 === 0 ? variants : [...variants].reverse()
+  for (const variant of order) {
+    const run = { round, ...(await runOnce(variant)) }
+    runs.push(run)
+    console.log(
+      `round ${round + 1} ${variant.name}: ${fmt(run.reqPerSec)} req/s, ${fmt(run.cpuMicrosPerRequest)} µs CPU/req ` +
+        `(${fmt(run.cpuShare * 100)}% of a core), peak RSS ${fmt(run.peakRssMb)} MB, p99 ${fmt(run.p99Ms, 1)} ms` +
+        (run.non2xx + run.errors + run.timeouts + run.mismatches > 0
+          ? `, FAILED: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts, ${run.mismatches} bad bodies`
+          : "")
+    )
+  }
+}
+
+const byVariant = (name) => runs.filter((r) => r.variant === name)
+console.log("\nmedians over rounds (peak RSS: max; failures: sum)")
+table(
+  ["variant", "req/s", "records/s", "CPU µs/req", "core %", "peak RSS MB", "RSS growth MB", "p50 ms", "p99 ms", "non-2xx", "errors"],
+  variants.map(({ name }) => {
+    const rs = byVariant(name)
+    const sum = (k) => rs.reduce((n, r) => n + r[k], 0)
+    return [
+      name,
+      fmt(median(rs.map((r) => r.reqPerSec))),
+      fmt(median(rs.map((r) => r.recordsPerSec))),
+      fmt(median(rs.map((r) => r.cpuMicrosPerRequest))),
+      fmt(median(rs.map((r) => r.cpuShare * 100))),
+      fmt(Math.max(...rs.map((r) => r.peakRssMb))),
+      fmt(median(rs.map((r) => r.rssGrowthMb)), 1),
+      fmt(median(rs.map((r) => r.p50Ms)), 1),
+      fmt(median(rs.map((r) => r.p99Ms)), 1),
+      sum("non2xx"),
+      sum("errors") + sum("timeouts") + sum("mismatches")
+    ]
+  })
+)
+
+console.log("\nratios to raw (median of per-round ratios; range)")
+const ratio = (name, key, invert) => {
+  const xs = []
+  for (let round = 0; round < rounds; round++) {
+    const raw = runs.find((r) => r.round === round && r.variant === "raw")
+    const other = runs.find((r) => r.round === round && r.variant === name)
+    if (raw && other) xs.push(invert ? raw[key] / other[key] : other[key] / raw[key])
+  }
+  return `${fmt(median(xs), 2)} (${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)})`
+}
+table(
+  ["variant", "records/s ÷ raw", "CPU µs/req ÷ raw", "raw CPU µs ÷ CPU µs"],
+  variants.filter((v) => v.name !== "raw").map(({ name }) => [
+    name,
+    ratio(name, "recordsPerSec", false),
+    ratio(name, "cpuMicrosPerRequest", false),
+    ratio(name, "cpuMicrosPerRequest", true)
+  ])
+)
+
+if (args.json) writeFileSync(args.json, `${JSON.stringify({ rounds, connections, warmup, duration, runs }, null, 2)}\n`)
+
+const failed = runs.some((r) => r.non2xx + r.errors + r.timeouts + r.mismatches > 0)
+if (failed) console.error("\nsome answers were not a 2xx success envelope (or a request failed)")
+process.exit(failed ? 1 : 0)

@@ -14,7 +14,9 @@
  * (`BadRequest`, `Unauthorized`, `Forbidden`, `NotFound`, `Conflict`, `PayloadTooLarge`,
  * `Unprocessable`, `TooManyRequests`, `InternalServerError`, `ServiceUnavailable`), transport
  * failures (`RequestError`, `ResponseError`) and undecodable answers (`ParseError`).
- * Transient failures are retried first (see {@link RetryPolicy}).
+ * Transient failures are retried first (see {@link RetryPolicy}); calls that create something
+ * or trigger a side effect carry an `Idempotency-Key` that stays the same across their retries
+ * (see `withIdempotencyKeys`). Lists can be walked whole as streams (see `pages`).
  *
  * @since 0.1.0
  */
@@ -23,6 +25,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Context, Effect, Layer, Redacted } from "effect"
 import { V1Api } from "../api/v1.js"
 import { V2Api } from "../api/v2/index.js"
+import { withIdempotencyKeys } from "./idempotency.js"
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "./retry.js"
 
 /**
@@ -41,7 +44,8 @@ const makeClients = (config: ClientConfig) =>
     const authenticated = (yield* HttpClient.HttpClient).pipe(
       HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", Redacted.value(config.apiKey)))
     )
-    const http = yield* withRetries(policy)(authenticated)
+    // The key is set before the retries, so every retry of a call carries the same one.
+    const http = withIdempotencyKeys(yield* withRetries(policy)(authenticated))
     const transformClient = () => http
     const v1 = yield* HttpApiClient.make(V1Api, { baseUrl: config.baseUrl, transformClient })
     const v2 = yield* HttpApiClient.make(V2Api, { baseUrl: config.baseUrl, transformClient })

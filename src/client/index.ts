@@ -3,3 +3,5 @@
  */
 export * from "./Client.js"
 export * from "./retry.js"
+export * from "./idempotency.js"
+export * from "./pagination.js"

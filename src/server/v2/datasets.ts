@@ -98,7 +98,7 @@ const detail = (d: Dataset) =>
     }
   })
 
-const respondDetail = (d: Dataset) => Effect.flatMap(detail(d), (data) => respond("success", { data }))
+export const respondDetail = (d: Dataset) => Effect.flatMap(detail(d), (data) => respond("success", { data }))
 
 /** The schema as the service shows it: display name = id, order = position. */
 export const schemaColumns = (d: Dataset) =>

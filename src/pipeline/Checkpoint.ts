@@ -1,0 +1,153 @@
+/**
+ * Checkpoints: the committed position of each partition, and the batch cuts that must be
+ * repeated after a restart.
+ *
+ * A cut is recorded before a partial batch (one closed by the linger timer or the end of
+ * the input) is sent. After a crash the batcher finds the cut and closes the batch at the
+ * same record, so the batch goes out again with the same records under the same
+ * idempotency key, and the service replays instead of ingesting twice.
+ *
+ * @since 0.1.0
+ */
+import { open, readFile, rename } from "node:fs/promises"
+import { Data, Effect, Ref } from "effect"
+import type { Position } from "./Source.js"
+
+/**
+ * A batch boundary: the batch of `partition` that starts at offset `first` ends at `last`.
+ *
+ * @since 0.1.0
+ */
+export interface BatchCut {
+  readonly partition: string
+  readonly first: number
+  readonly last: number
+}
+
+/** @since 0.1.0 */
+export interface Checkpoint {
+  /** The last committed position per partition. */
+  readonly positions: Readonly<Record<string, Position>>
+  readonly cuts: ReadonlyArray<BatchCut>
+}
+
+/** @since 0.1.0 */
+export const emptyCheckpoint: Checkpoint = { positions: {}, cuts: [] }
+
+/**
+ * A checkpoint could not be read or written.
+ *
+ * @since 0.1.0
+ */
+export class CheckpointError extends Data.TaggedError("CheckpointError")<{
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message() {
+    return this.reason
+  }
+}
+
+/**
+ * Where checkpoints live. Writes are durable when their effect completes.
+ *
+ * @since 0.1.0
+ */
+export interface CheckpointStore {
+  readonly load: Effect.Effect<Checkpoint, CheckpointError>
+  readonly recordCut: (cut: BatchCut) => Effect.Effect<void, CheckpointError>
+  /** Commits a partition's position and forgets the cuts it has passed. */
+  readonly commit: (position: Position) => Effect.Effect<void, CheckpointError>
+}
+
+const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => ({
+  positions: { ...checkpoint.positions, [position.partition]: position },
+  cuts: checkpoint.cuts.filter((cut) => cut.partition !== position.partition || cut.last > position.offset)
+})
+
+const withCut = (checkpoint: Checkpoint, cut: BatchCut): Checkpoint => ({
+  ...checkpoint,
+  cuts: [...checkpoint.cuts.filter((c) => c.partition !== cut.partition || c.first !== cut.first), cut]
+})
+
+/**
+ * A checkpoint kept in memory (tests, and jobs that restart from the beginning anyway).
+ *
+ * @since 0.1.0
+ */
+export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<CheckpointStore & { readonly current: Effect.Effect<Checkpoint> }> =>
+  Effect.map(Ref.make(initial), (ref) => ({
+    load: Ref.get(ref),
+    current: Ref.get(ref),
+    recordCut: (cut) => Ref.update(ref, (c) => withCut(c, cut)),
+    commit: (position) => Ref.update(ref, (c) => withCommit(c, position))
+  }))
+
+/**
+ * A checkpoint file, replaced atomically (write a temporary file, flush it to disk, rename
+ * it over the old one), so a crash leaves either the old or the new checkpoint, never half.
+ *
+ * @since 0.1.0
+ */
+export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointError> =>
+  Effect.gen(function*() {
+    const loaded = yield* readCheckpointFile(path)
+    const state = yield* Ref.make(loaded)
+    const lock = yield* Effect.makeSemaphore(1)
+    const persist = (update: (c: Checkpoint) => Checkpoint) =>
+      lock.withPermits(1)(
+        Effect.flatMap(Ref.updateAndGet(state, update), (checkpoint) => writeCheckpointFile(path, checkpoint))
+      )
+    return {
+      load: Ref.get(state),
+      recordCut: (cut) => persist((c) => withCut(c, cut)),
+      commit: (position) => persist((c) => withCommit(c, position))
+    }
+  })
+
+/**
+ * Reads a checkpoint file; a missing file is an empty checkpoint.
+ *
+ * @since 0.1.0
+ */
+export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (cause) => cause
+  }).pipe(
+    Effect.catchIf(
+      (cause) => (cause as NodeJS.ErrnoException).code === "ENOENT",
+      () => Effect.succeed(undefined)
+    ),
+    Effect.mapError((cause) => new CheckpointError({ reason: `cannot read checkpoint ${path}: ${String(cause)}`, cause })),
+    Effect.flatMap((text) => {
+      if (text === undefined) return Effect.succeed(emptyCheckpoint)
+      return Effect.try({
+        try: () => {
+          const parsed = JSON.parse(text) as Partial<Checkpoint>
+          if (typeof parsed !== "object" || parsed === null || typeof parsed.positions !== "object" || !Array.isArray(parsed.cuts)) {
+            throw new Error("expected { positions, cuts }")
+          }
+          return { positions: parsed.positions ?? {}, cuts: parsed.cuts } as Checkpoint
+        },
+        catch: (cause) =>
+          new CheckpointError({ reason: `checkpoint ${path} is not a valid checkpoint: ${(cause as Error).message}`, cause })
+      })
+    })
+  )
+
+const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effect<void, CheckpointError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const temporary = `${path}.tmp`
+      const handle = await open(temporary, "w")
+      try {
+        await handle.writeFile(JSON.stringify({ version: 1, ...checkpoint }, null, 2))
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await rename(temporary, path)
+    },
+    catch: (cause) => new CheckpointError({ reason: `cannot write checkpoint ${path}: ${String(cause)}`, cause })
+  })

@@ -1,0 +1,73 @@
+/**
+ * Dead letters: records that cannot be delivered, with the reason and their position.
+ * They never stop the stream and are never dropped silently.
+ *
+ * @since 0.1.0
+ */
+import { appendFile } from "node:fs/promises"
+import { Data, Effect, Ref } from "effect"
+import type { Position, Problem } from "./Source.js"
+
+/**
+ * @since 0.1.0
+ */
+export interface DeadLetter {
+  readonly position: Position
+  readonly reason: Problem
+  /** Where it was stopped: read by the source, checked against the schema, refused by the service. */
+  readonly stage: "source" | "validate" | "send" | "service"
+  /** The record, when there was one. */
+  readonly record?: unknown
+  /** The raw element, when it could not be parsed. */
+  readonly raw?: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export class DeadLetterError extends Data.TaggedError("DeadLetterError")<{ readonly reason: string; readonly cause?: unknown }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+/**
+ * Where dead letters go. A write is complete when its effect completes; positions are
+ * committed only after their dead letters were written.
+ *
+ * @since 0.1.0
+ */
+export interface DeadLetterSink {
+  readonly write: (letters: ReadonlyArray<DeadLetter>) => Effect.Effect<void, DeadLetterError>
+}
+
+/**
+ * Appends dead letters to an NDJSON file, one JSON object per line with `at` (ISO time).
+ * After a crash, letters written but not yet committed are written again on resume.
+ *
+ * @since 0.1.0
+ */
+export const ndjsonFile = (path: string): Effect.Effect<DeadLetterSink> =>
+  Effect.map(Effect.makeSemaphore(1), (lock) => ({
+    write: (letters) =>
+      letters.length === 0 ? Effect.void : lock.withPermits(1)(
+        Effect.tryPromise({
+          try: () => {
+            const at = new Date().toISOString()
+            return appendFile(path, letters.map((letter) => JSON.stringify({ ...letter, at }) + "\n").join(""))
+          },
+          catch: (cause) => new DeadLetterError({ reason: `cannot write dead letters to ${path}: ${String(cause)}`, cause })
+        })
+      )
+  }))
+
+/**
+ * Keeps dead letters in memory (tests, embedding jobs that handle them themselves).
+ *
+ * @since 0.1.0
+ */
+export const memory: Effect.Effect<DeadLetterSink & { readonly letters: Effect.Effect<ReadonlyArray<DeadLetter>> }> =
+  Effect.map(Ref.make<ReadonlyArray<DeadLetter>>([]), (ref) => ({
+    letters: Ref.get(ref),
+    write: (letters) => Ref.update(ref, (all) => [...all, ...letters])
+  }))

@@ -1,0 +1,200 @@
+/**
+ * `batch`: group valid records per partition into ingestion-sized batches.
+ *
+ * A batch closes at `max` records, before it would pass `maxBytes` of request body, or
+ * `linger` after its first record. Count and size boundaries repeat by themselves when the
+ * same records are read again; a batch closed by time (or by the end of the input) is
+ * recorded in the checkpoint store before it is emitted, and a recorded boundary is
+ * honoured when its first record comes round again. So after a crash every batch is
+ * rebuilt with the same records, under the same idempotency key.
+ *
+ * Dead letters read while a batch is open travel with that batch, so that a batch and the
+ * dead letters inside its span are committed together and commits only ever land between
+ * batches.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect, Stream } from "effect"
+import { dual } from "effect/Function"
+import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
+import type { DeadLetter } from "./DeadLetter.js"
+import type { Position } from "./Source.js"
+import type { Checked } from "./validate.js"
+
+/** A record in a batch. @since 0.1.0 */
+export interface BatchRecord {
+  readonly position: Position
+  readonly value: unknown
+  readonly json: string
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface Batch {
+  readonly partition: string
+  readonly records: ReadonlyArray<BatchRecord>
+  /** Dead letters read between the first and the last record. */
+  readonly deadLetters: ReadonlyArray<DeadLetter>
+  /** The run's element numbers this batch covers, records and dead letters alike. */
+  readonly fromSeq: number
+  readonly toSeq: number
+  /** The position of the element numbered `toSeq`, committed once the batch is done. */
+  readonly lastPosition: Position
+  readonly closedBy: "count" | "bytes" | "linger" | "end" | "recorded"
+}
+
+/**
+ * What the delivery stage receives: a batch, or a dead letter read outside any batch.
+ *
+ * @since 0.1.0
+ */
+export type Unit =
+  | { readonly _tag: "Batch"; readonly batch: Batch }
+  | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
+
+/** @since 0.1.0 */
+export interface BatchOptions {
+  /** At most this many records per batch (the service takes at most 100). */
+  readonly max: number
+  /** At most this many bytes of request body. */
+  readonly maxBytes: number
+  /** How long a partial batch may wait for more records. */
+  readonly linger: Duration.DurationInput
+  /** Where time- and end-closed boundaries are recorded, and read back after a restart. */
+  readonly checkpoint: Pick<CheckpointStore, "recordCut">
+  /** Boundaries recorded by an earlier run. */
+  readonly recordedCuts: ReadonlyArray<BatchCut>
+}
+
+/** `{"records":[` + `]}`. */
+const envelopeBytes = 14
+
+/** The request body of a batch. @since 0.1.0 */
+export const batchBody = (records: ReadonlyArray<BatchRecord>): string =>
+  `{"records":[${records.map((r) => r.json).join(",")}]}`
+
+interface Open {
+  readonly records: Array<BatchRecord>
+  readonly deadLetters: Array<DeadLetter>
+  readonly fromSeq: number
+  toSeq: number
+  lastPosition: Position
+  bytes: number
+  readonly startedAt: number
+  readonly recordedLast: number | undefined
+}
+
+type Input =
+  | { readonly _tag: "Element"; readonly checked: Checked }
+  | { readonly _tag: "Tick" }
+  | { readonly _tag: "End" }
+
+/**
+ * Groups checked elements into batches and lone dead letters.
+ *
+ * @since 0.1.0
+ */
+export const batch: {
+  (options: BatchOptions): <E, R>(self: Stream.Stream<Checked, E, R>) => Stream.Stream<Unit, E | CheckpointError, R>
+  <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions): Stream.Stream<Unit, E | CheckpointError, R>
+} = dual(2, <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions) => {
+  const lingerMillis = Duration.toMillis(options.linger)
+  const recorded = new Map<string, number>()
+  for (const cut of options.recordedCuts) recorded.set(`${cut.partition}\u0000${cut.first}`, cut.last)
+  const open = new Map<string, Open>()
+
+  const close = (partition: string, state: Open, closedBy: Batch["closedBy"]): Effect.Effect<Unit, CheckpointError> => {
+    open.delete(partition)
+    const first = state.records[0]!.position.offset
+    const last = state.records[state.records.length - 1]!.position.offset
+    const unit: Unit = {
+      _tag: "Batch",
+      batch: {
+        partition,
+        records: state.records,
+        deadLetters: state.deadLetters,
+        fromSeq: state.fromSeq,
+        toSeq: state.toSeq,
+        lastPosition: state.lastPosition,
+        closedBy
+      }
+    }
+    // A boundary chosen by the clock or the end of input would not repeat by itself.
+    return (closedBy === "linger" || closedBy === "end")
+      ? Effect.as(options.checkpoint.recordCut({ partition, first, last }), unit)
+      : Effect.succeed(unit)
+  }
+
+  const add = (checked: Checked, now: number): Effect.Effect<ReadonlyArray<Unit>, CheckpointError> =>
+    Effect.gen(function*() {
+      if (checked._tag === "Dead") {
+        const partition = checked.letter.position.partition
+        const state = open.get(partition)
+        if (state === undefined) return [{ _tag: "Dead", seq: checked.seq, letter: checked.letter }]
+        state.deadLetters.push(checked.letter)
+        state.toSeq = checked.seq
+        state.lastPosition = checked.letter.position
+        return []
+      }
+      const { partition, offset } = checked.position
+      const out: Array<Unit> = []
+      let state = open.get(partition)
+      const recordBytes = checked.json.length + 1
+      if (state !== undefined) {
+        const pastRecordedCut = state.recordedLast !== undefined && offset > state.recordedLast
+        const overSize = state.bytes + recordBytes > options.maxBytes
+        if (pastRecordedCut || overSize) {
+          out.push(yield* close(partition, state, pastRecordedCut ? "recorded" : "bytes"))
+          state = undefined
+        }
+      }
+      if (state === undefined) {
+        state = {
+          records: [],
+          deadLetters: [],
+          fromSeq: checked.seq,
+          toSeq: checked.seq,
+          lastPosition: checked.position,
+          bytes: envelopeBytes,
+          startedAt: now,
+          recordedLast: recorded.get(`${partition}\u0000${offset}`)
+        }
+        open.set(partition, state)
+      }
+      state.records.push({ position: checked.position, value: checked.value, json: checked.json })
+      state.bytes += recordBytes
+      state.toSeq = checked.seq
+      state.lastPosition = checked.position
+      if (state.recordedLast !== undefined && offset >= state.recordedLast) {
+        out.push(yield* close(partition, state, "recorded"))
+      } else if (state.records.length >= options.max) {
+        out.push(yield* close(partition, state, "count"))
+      }
+      return out
+    })
+
+  const closeWhere = (predicate: (state: Open) => boolean, closedBy: Batch["closedBy"]) =>
+    Effect.forEach([...open].filter(([, state]) => predicate(state)), ([partition, state]) => close(partition, state, closedBy))
+
+  const inputs: Stream.Stream<Input, E, R> = Stream.merge(
+    Stream.concat(
+      Stream.map(self, (checked): Input => ({ _tag: "Element", checked })),
+      Stream.succeed<Input>({ _tag: "End" })
+    ),
+    Stream.map(Stream.tick(Duration.millis(Math.max(1, Math.floor(lingerMillis / 4)))), (): Input => ({ _tag: "Tick" })),
+    { haltStrategy: "left" }
+  )
+
+  return Stream.mapConcatEffect(inputs, (input) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      switch (input._tag) {
+        case "Element":
+          return add(input.checked, now)
+        case "Tick":
+          return closeWhere((state) => now - state.startedAt >= lingerMillis, "linger")
+        case "End":
+          return closeWhere(() => true, "end")
+      }
+    }))
+})

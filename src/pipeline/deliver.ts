@@ -1,0 +1,257 @@
+/**
+ * `send` and `track`: post a batch with its idempotency key, then follow its ingestion to a
+ * terminal state.
+ *
+ * Transient failures (transport, timeouts, 408, 429, 5xx) are retried by the client, with
+ * the same key, so a batch the service already took is replayed, not ingested twice. A 413
+ * splits the batch in two (each half with its own key, derived the same way, so the split
+ * repeats after a restart). A 400 or 422 refuses the batch: its records become dead letters
+ * with the reason. Anything else (a bad key, a missing dataset, retries spent) stops the run
+ * before the batch is committed.
+ *
+ * @since 0.1.0
+ */
+import { createHash } from "node:crypto"
+import { HttpClientRequest, type HttpClient } from "@effect/platform"
+import { Data, Duration, Effect } from "effect"
+import type { Batch, BatchRecord } from "./batch.js"
+import { batchBody } from "./batch.js"
+import type { DeadLetter } from "./DeadLetter.js"
+
+/**
+ * Where records go.
+ *
+ * @since 0.1.0
+ */
+export interface Destination {
+  readonly datasetId: string
+  /** `v2` (default) sends idempotency keys; `v1` has none. */
+  readonly api?: "v1" | "v2" | undefined
+}
+
+/**
+ * A batch could not be delivered and the run must stop (its positions stay uncommitted).
+ *
+ * @since 0.1.0
+ */
+export class DeliveryError extends Data.TaggedError("DeliveryError")<{
+  readonly reason: string
+  readonly partition: string
+  readonly first: number
+  readonly last: number
+  readonly status?: number | undefined
+}> {
+  override get message() {
+    return `records ${this.first}..${this.last} of partition ${this.partition}: ${this.reason}`
+  }
+}
+
+/**
+ * The outcome of one batch.
+ *
+ * @since 0.1.0
+ */
+export interface Delivered {
+  readonly ingestionIds: ReadonlyArray<string>
+  readonly sent: number
+  readonly accepted: number
+  /** Records refused by the service, as dead letters. */
+  readonly rejected: ReadonlyArray<DeadLetter>
+  /** Records refused before they were stored (a 400, or one record over the size limit). */
+  readonly refused: ReadonlyArray<DeadLetter>
+}
+
+/** @since 0.1.0 */
+export interface DeliveryOptions {
+  readonly http: HttpClient.HttpClient
+  readonly destination: Destination
+  readonly sourceName: string
+  /** First and longest wait between polls of an ingestion. */
+  readonly poll?: { readonly initial: Duration.DurationInput; readonly max: Duration.DurationInput } | undefined
+}
+
+const namespace = Buffer.from("6f1c4a3e-2b7d-5e8f-9a0b-1c2d3e4f5a6b".replace(/-/g, ""), "hex")
+
+/**
+ * A UUIDv5 (RFC 9562) of `name` in tributary's namespace.
+ *
+ * @since 0.1.0
+ */
+export const uuidV5 = (name: string): string => {
+  const hash = createHash("sha1").update(namespace).update(name).digest()
+  hash[6] = (hash[6]! & 0x0f) | 0x50
+  hash[8] = (hash[8]! & 0x3f) | 0x80
+  const hex = hash.subarray(0, 16).toString("hex")
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/**
+ * The idempotency key of the records `first..last` of a partition: the same source
+ * coordinates always give the same key.
+ *
+ * @since 0.1.0
+ */
+export const idempotencyKey = (datasetId: string, sourceName: string, partition: string, first: number, last: number) =>
+  uuidV5(JSON.stringify([datasetId, sourceName, partition, first, last]))
+
+const terminal = new Set(["success", "failed", "purged", "error"])
+
+interface Answer {
+  readonly status: number
+  readonly body: any
+}
+
+const readAnswer = (response: { readonly status: number; readonly text: Effect.Effect<string, unknown> }) =>
+  Effect.map(Effect.orElseSucceed(response.text, () => ""), (text): Answer => {
+    try {
+      return { status: response.status, body: JSON.parse(text) }
+    } catch {
+      return { status: response.status, body: { errors: [{ message: text.slice(0, 200) || `HTTP ${response.status}` }] } }
+    }
+  })
+
+const firstError = (answer: Answer) => {
+  const error = answer.body?.errors?.[0]
+  return {
+    code: typeof error?.code === "string" ? error.code : `http_${answer.status}`,
+    field: typeof error?.field === "string" ? error.field : null,
+    message: typeof error?.message === "string" ? error.message : `the service answered ${answer.status}`
+  }
+}
+
+/** Matches the records the service echoes in `errors[].record` back to their positions. */
+const rejectedLetters = (records: ReadonlyArray<BatchRecord>, errors: ReadonlyArray<any>): Array<DeadLetter> => {
+  const byText = new Map<string, Array<BatchRecord>>()
+  for (const record of records) {
+    const text = JSON.stringify(record.value)
+    byText.set(text, [...(byText.get(text) ?? []), record])
+  }
+  return errors.map((error): DeadLetter => {
+    const match = byText.get(JSON.stringify(error?.record))?.shift()
+    const reason = {
+      code: typeof error?.code === "string" ? error.code : "rejected",
+      field: typeof error?.field === "string" ? error.field : null,
+      message: typeof error?.message === "string" ? error.message : "the service rejected the record"
+    }
+    return match === undefined
+      ? { position: records[0]!.position, reason, stage: "service", record: error?.record }
+      : { position: match.position, reason, stage: "service", record: match.value }
+  })
+}
+
+/**
+ * Sends a batch and follows its ingestion(s) to the end.
+ *
+ * @since 0.1.0
+ */
+export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<Delivered, DeliveryError> => {
+  const { datasetId } = options.destination
+  const api = options.destination.api ?? "v2"
+  const pollInitial = Duration.toMillis(options.poll?.initial ?? "20 millis")
+  const pollMax = Duration.toMillis(options.poll?.max ?? "1 second")
+
+  const failure = (records: ReadonlyArray<BatchRecord>, reason: string, status?: number) =>
+    new DeliveryError({
+      reason,
+      partition: batch.partition,
+      first: records[0]!.position.offset,
+      last: records[records.length - 1]!.position.offset,
+      status
+    })
+
+  const request = (records: ReadonlyArray<BatchRecord>, req: HttpClientRequest.HttpClientRequest) =>
+    options.http.execute(req).pipe(
+      Effect.flatMap(readAnswer),
+      Effect.mapError((error) => failure(records, `the service could not be reached: ${error.message}`))
+    )
+
+  const track = (records: ReadonlyArray<BatchRecord>, ingestionId: string): Effect.Effect<any, DeliveryError> => {
+    const path = `/${api}/datasets/${datasetId}/ingestions/${ingestionId}`
+    const poll = (wait: number): Effect.Effect<any, DeliveryError> =>
+      Effect.flatMap(request(records, HttpClientRequest.get(path)), (answer) => {
+        if (answer.status !== 200) {
+          return Effect.fail(failure(records, `following ingestion ${ingestionId}: ${firstError(answer).message}`, answer.status))
+        }
+        const detail = api === "v2" ? answer.body.data : answer.body
+        if (terminal.has(detail.status)) return Effect.succeed(detail)
+        return Effect.zipRight(Effect.sleep(Duration.millis(wait)), poll(Math.min(pollMax, Math.ceil(wait * 1.5))))
+      })
+    return poll(pollInitial)
+  }
+
+  const send = (records: ReadonlyArray<BatchRecord>): Effect.Effect<Delivered, DeliveryError> =>
+    Effect.gen(function*() {
+      const first = records[0]!.position.offset
+      const last = records[records.length - 1]!.position.offset
+      const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, batch.partition, first, last) : null
+      let req = HttpClientRequest.post(`/${api}/datasets/${datasetId}/data`).pipe(
+        HttpClientRequest.bodyText(batchBody(records), "application/json")
+      )
+      if (key !== null) req = HttpClientRequest.setHeader(req, "idempotency-key", key)
+      const answer = yield* request(records, req)
+      if (answer.status === 413) {
+        if (records.length === 1) {
+          return refusedAll(records, { ...firstError(answer), code: "payload_too_large" })
+        }
+        const middle = Math.ceil(records.length / 2)
+        const halves = yield* Effect.all([send(records.slice(0, middle)), send(records.slice(middle))])
+        return combine(halves)
+      }
+      if (answer.status === 400 || answer.status === 422) return refusedAll(records, firstError(answer))
+      if (answer.status !== 200) {
+        return yield* Effect.fail(failure(records, firstError(answer).message, answer.status))
+      }
+      const ingestionId: string = api === "v2" ? answer.body.data.ingestionId : answer.body.ingestionId
+      const detail = yield* track(records, ingestionId)
+      if (detail.status === "failed" || detail.status === "purged" || detail.status === "error") {
+        const why = detail.errors?.[0]?.message ?? detail.status
+        return yield* Effect.fail(failure(records, `ingestion ${ingestionId} ended ${detail.status}: ${why}`))
+      }
+      if (api === "v2") {
+        const counts = detail.summary?.ingestion
+        const rejected = rejectedLetters(records, detail.errors ?? [])
+        return {
+          ingestionIds: [ingestionId],
+          sent: records.length,
+          accepted: counts ? counts.appendedRecordCount + counts.overwrittenRecordCount : records.length - rejected.length,
+          rejected,
+          refused: []
+        }
+      }
+      const metrics = detail.metrics.ingestionMetrics
+      const rejected = Array.from({ length: metrics.rejectedRecordsCount }, (_, i): DeadLetter => ({
+        position: records[0]!.position,
+        reason: {
+          code: detail.errors?.[i]?.code ?? "rejected",
+          field: detail.errors?.[i]?.field ?? null,
+          message: `one of records ${first}..${last} (v1 does not say which): ${detail.errors?.[i]?.message ?? "rejected"}`
+        },
+        stage: "service"
+      }))
+      return {
+        ingestionIds: [ingestionId],
+        sent: records.length,
+        accepted: metrics.appendedRecordsCount + metrics.overwrittenRecordsCount,
+        rejected,
+        refused: []
+      }
+    })
+
+  return send(batch.records)
+}
+
+const refusedAll = (records: ReadonlyArray<BatchRecord>, reason: DeadLetter["reason"]): Delivered => ({
+  ingestionIds: [],
+  sent: records.length,
+  accepted: 0,
+  rejected: [],
+  refused: records.map((record) => ({ position: record.position, reason, stage: "send", record: record.value }))
+})
+
+const combine = (parts: ReadonlyArray<Delivered>): Delivered => ({
+  ingestionIds: parts.flatMap((p) => p.ingestionIds),
+  sent: parts.reduce((n, p) => n + p.sent, 0),
+  accepted: parts.reduce((n, p) => n + p.accepted, 0),
+  rejected: parts.flatMap((p) => p.rejected),
+  refused: parts.flatMap((p) => p.refused)
+})

@@ -3,9 +3,10 @@
  *
  * @since 0.1.0
  */
-import { Command, Options } from "@effect/cli"
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
-import { Console, Context, Effect, Layer, Option } from "effect"
+import { Console, Context, Effect, Either, Layer, Option } from "effect"
+import { formatFaults, parseFaults } from "../server/faults.js"
 import * as ReferenceServer from "../server/http.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
 
@@ -28,6 +29,20 @@ const seed = Options.file("seed", { exists: "yes" }).pipe(
 const maxBodyBytes = Options.integer("max-body-bytes").pipe(
   Options.withDefault(ReferenceServer.defaultMaxBodyBytes),
   Options.withDescription("Request bodies over this many bytes are answered 413")
+)
+const faults = Options.text("faults").pipe(
+  Options.optional,
+  Options.mapEffect(Option.match({
+    onNone: () => Effect.succeed(Option.none()),
+    onSome: (spec) =>
+      Either.match(parseFaults(spec), {
+        onLeft: (problem) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Invalid --faults "${spec}": ${problem}`))),
+        onRight: (parsed) => Effect.succeed(Option.some(parsed))
+      })
+  })),
+  Options.withDescription(
+    "Inject faults into API requests, e.g. 5xx=0.05,429=0.02,retry-after=1,latency=5-20ms,drop=0.01,max-body=1mb,seed=7,after=10"
+  )
 )
 
 /**
@@ -70,7 +85,7 @@ const firstRequest = (url: string, key: string) =>
 /** @since 0.1.0 */
 export const serveCommand = Command.make(
   "serve",
-  { host, port, apiKey, seed, maxBodyBytes },
+  { host, port, apiKey, seed, maxBodyBytes, faults },
   (options) =>
     Effect.gen(function*() {
       const resolved = yield* resolveSeed(options.seed, options.apiKey)
@@ -78,14 +93,16 @@ export const serveCommand = Command.make(
         host: options.host,
         port: options.port,
         seed: resolved.seed,
-        maxBodyBytes: options.maxBodyBytes
+        maxBodyBytes: options.maxBodyBytes,
+        faults: Option.getOrUndefined(options.faults)
       })
       yield* Effect.gen(function*() {
         const context = yield* Layer.build(server)
         const url = ReferenceServer.serverUrl(Context.get(context, HttpServer.HttpServer).address)
         const lines = [
           `tributary reference server listening on ${url}`,
-          `  OpenAPI ${url}/openapi.json  docs ${url}/docs`
+          `  OpenAPI ${url}/openapi.json  docs ${url}/docs`,
+          ...Option.toArray(Option.map(options.faults, (active) => `  faults ${formatFaults(active)}`))
         ]
         if (Option.isSome(resolved.adminKey)) {
           const key = resolved.adminKey.value

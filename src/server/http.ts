@@ -5,7 +5,8 @@
  * - the outer one stamps each request with an id (FiberRef + `x-request-id` header);
  * - the inner one (inside HttpApiBuilder's error encoder) turns everything that is not a
  *   declared API error into one: decode failures (400), malformed JSON (400), bodies over
- *   the limit (413), unknown routes (404) and defects (500).
+ *   the limit (413), unknown routes (404) and defects (500). It also injects the faults of
+ *   `ServerOptions.faults` into API requests (see `faults.ts`), so they are envelopes too.
  *
  * @since 0.1.0
  */
@@ -28,6 +29,7 @@ import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
 import { formatPath, type Seed } from "./seed.js"
 import { CurrentRequestId, failWith, newRequestId } from "./request.js"
+import { type FaultSpec, makeInjector } from "./faults.js"
 import { Idempotency } from "./idempotency.js"
 import { IngestionWorkerLive } from "./services/ingestions.js"
 import * as MemoryStore from "./store/memory.js"
@@ -48,6 +50,8 @@ export interface ServerOptions {
   readonly seed: Seed
   /** Request bodies over this many bytes are answered 413. */
   readonly maxBodyBytes: number
+  /** Faults to inject into API requests (see `faults.ts`); `max-body` overrides `maxBodyBytes`. */
+  readonly faults?: FaultSpec | undefined
 }
 
 /** 10 MB, the documented default body limit. @since 0.1.0 */
@@ -111,23 +115,28 @@ const toWireError = (cause: Cause.Cause<unknown>, url: string): Effect.Effect<ne
   )
 }
 
-const errorEnvelopes = (maxBodyBytes: number) =>
-  HttpApiBuilder.middleware(TributaryApi, (app) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const declaredLength = Number(request.headers["content-length"] ?? 0)
-      if (declaredLength > maxBodyBytes) {
-        return yield* failWith("PayloadTooLarge", {
-          code: "payload_too_large",
-          message: `the request body (${declaredLength} bytes) is over the ${maxBodyBytes}-byte limit`
-        })
-      }
-      return yield* app.pipe(Effect.catchAllCause((cause) => toWireError(cause, request.url)))
-    }).pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
-      // The failures are declared API errors (encoded by HttpApiBuilder right after this
-      // middleware), but the middleware type only admits the API-level ones.
-    ) as HttpApp.Default<never>)
+const errorEnvelopes = (maxBodyBytes: number, faults: FaultSpec | undefined) =>
+  HttpApiBuilder.middleware(TributaryApi, Effect.sync(() => {
+    // One injector (random source, request count) per server.
+    const inject = faults === undefined ? undefined : makeInjector(faults)
+    return (app: HttpApp.Default): HttpApp.Default<never> =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const declaredLength = Number(request.headers["content-length"] ?? 0)
+        if (declaredLength > maxBodyBytes) {
+          return yield* failWith("PayloadTooLarge", {
+            code: "payload_too_large",
+            message: `the request body (${declaredLength} bytes) is over the ${maxBodyBytes}-byte limit`
+          })
+        }
+        const handled = app.pipe(Effect.catchAllCause((cause) => toWireError(cause, request.url)))
+        return yield* (inject === undefined ? handled : inject(request, handled))
+      }).pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
+        // The failures are declared API errors (encoded by HttpApiBuilder right after this
+        // middleware), but the middleware type only admits the API-level ones.
+      ) as HttpApp.Default<never>
+  }))
 
 const withRequestId = (app: HttpApp.Default): HttpApp.Default =>
   Effect.suspend(() => {
@@ -168,11 +177,11 @@ const handlers = Layer.mergeAll(
  * @since 0.1.0
  * @category layers
  */
-export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes">) =>
+export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | "faults">) =>
   Layer.mergeAll(
     HttpApiScalar.layer({ path: "/docs" }),
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-    errorEnvelopes(options.maxBodyBytes)
+    errorEnvelopes(options.faults?.maxBodyBytes ?? options.maxBodyBytes, options.faults)
   ).pipe(
     Layer.provideMerge(HttpApiBuilder.api(ServedApi)),
     Layer.provide(handlers),

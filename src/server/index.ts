@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 export * as ReferenceServer from "./http.js"
+export { type FaultSpec, formatFaults, parseFaults } from "./faults.js"
 export { defaultSeed, generateApiKey, loadSeed, Seed, SeedError } from "./seed.js"
 export { Store, type StoreService } from "./store/Store.js"
 export * as MemoryStore from "./store/memory.js"

@@ -1,0 +1,261 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { formatFaults, parseFaults, type FaultSpec } from "../../src/server/faults.js"
+import { runCli, startServe } from "../support/cli.js"
+import { clientFor, rawRequest, serverLayer, ServerUrl } from "../support/server.js"
+
+const parsed = (spec: string): FaultSpec => Either.getOrThrow(parseFaults(spec))
+const problem = (spec: string): string => Either.match(parseFaults(spec), { onLeft: (e) => e, onRight: () => "parsed" })
+
+/** A server with `faults`, for the one test that runs `body` against it. */
+const withFaults = <A, E>(faults: string, body: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof serverLayer>>>) =>
+  Effect.provide(body, serverLayer({ faults: parsed(faults) }))
+
+const post = (key: string, body: unknown, headers: Record<string, string> = {}) => ({
+  method: "POST",
+  headers: { "x-api-key": key, "content-type": "application/json", ...headers },
+  body: JSON.stringify(body)
+})
+
+/** A client that retries quickly and often, for servers that fail on purpose. */
+const patientClient = (key: string) => clientFor(key, { maxRetries: 40, baseDelay: "1 millis", maxDelay: "5 millis" })
+
+/** Status codes of `n` sequential `GET /v1/auth/validate-key`. */
+const statuses = (n: number) =>
+  Effect.gen(function*() {
+    const out: Array<number> = []
+    for (let i = 0; i < n; i++) out.push((yield* rawRequest("/v1/auth/validate-key", { headers: { "x-api-key": "acme-admin" } })).status)
+    return out
+  })
+
+describe("parseFaults", () => {
+  it("reads every entry of the documented example", () => {
+    expect(parsed("5xx=0.05,429=0.02,retry-after=1,latency=5-20ms,drop=0.01,max-body=1mb,seed=7,after=3")).toEqual({
+      serverErrorRate: 0.05,
+      rateLimitRate: 0.02,
+      retryAfterSeconds: 1,
+      latencyMs: { min: 5, max: 20 },
+      dropRate: 0.01,
+      maxBodyBytes: 1024 * 1024,
+      seed: 7,
+      after: 3
+    })
+    expect(parsed("latency=12")).toEqual({ latencyMs: { min: 12, max: 12 } })
+    expect(parsed(" latency = 12ms , max-body=512kb")).toEqual({ latencyMs: { min: 12, max: 12 }, maxBodyBytes: 512 * 1024 })
+    expect(parsed("max-body=300")).toEqual({ maxBodyBytes: 300 })
+    expect(formatFaults(parsed("5xx=0.05,latency=5-20ms,max-body=1kb"))).toBe("5xx=0.05,latency=5-20ms,max-body=1024")
+    expect(parsed(formatFaults(parsed("429=0.2,retry-after=0,drop=1,seed=9")))).toEqual(parsed("429=0.2,retry-after=0,drop=1,seed=9"))
+  })
+
+  it("names the bad entry", () => {
+    expect(problem("5xx=2")).toContain("5xx must be a rate between 0 and 1")
+    expect(problem("429=-0.1")).toContain("429 must be a rate between 0 and 1")
+    expect(problem("drop=lots")).toContain("drop must be a rate between 0 and 1")
+    expect(problem("5xx=0.6,429=0.6")).toBe("5xx and 429 together must not exceed 1")
+    expect(problem("latency=20-5ms")).toContain("latency range")
+    expect(problem("latency=fast")).toContain("latency must be milliseconds")
+    expect(problem("max-body=1gb")).toContain("max-body must be a size")
+    expect(problem("retry-after=1.5")).toContain("retry-after must be whole seconds")
+    expect(problem("teapot=0.1")).toContain("unknown fault \"teapot\"")
+    expect(problem("5xx")).toContain("\"5xx\" is not key=value")
+    expect(problem("5xx=0.1,5xx=0.2")).toBe("5xx is given twice")
+    expect(problem("")).toBe("the fault spec is empty")
+  })
+})
+
+describe("fault injection on the reference server", () => {
+  it.live("5xx=1 answers every API call 503 injected_fault with the envelope and its requestId", () =>
+    withFaults(
+      "5xx=1",
+      Effect.gen(function*() {
+        for (const path of ["/v1/auth/validate-key", "/v1/accounts", "/v2/auth/validate-key", "/v1/no-such-route"]) {
+          const answer = yield* rawRequest(path, { headers: { "x-api-key": "acme-admin" } })
+          expect(answer.status).toBe(503)
+          expect(answer.body).toMatchObject({ status: "error", errors: [{ code: "injected_fault", type: "server" }] })
+          expect(answer.body.requestId).toBe(answer.headers.get("x-request-id"))
+        }
+        const created = yield* rawRequest("/v1/data-sources", post("acme-admin", { title: "x" }))
+        expect(created.status).toBe(503)
+      })
+    ))
+
+  it.live("a 503 or 429 is answered without running the operation", () =>
+    withFaults(
+      "5xx=0.4,429=0.2,retry-after=0,seed=11",
+      Effect.gen(function*() {
+        const answered = new Map<string, number>()
+        for (let i = 0; i < 20; i++) {
+          const title = `source ${i}`
+          answered.set(title, (yield* rawRequest("/v1/data-sources", post("acme-admin", { title }))).status)
+        }
+        const statusesSeen = new Set(answered.values())
+        expect([...statusesSeen].sort()).toEqual([200, 429, 503])
+        const admin = yield* patientClient("acme-admin")
+        const { accounts } = yield* admin.v1.v1Accounts.listAccounts()
+        const { dataSources } = yield* admin.v1.v1Accounts.listDataSources({ path: { accountId: accounts[0]!.id } })
+        const created = [...answered].filter(([, status]) => status === 200).map(([title]) => title)
+        expect(dataSources.map((d) => d.title).sort()).toEqual(created.sort())
+      })
+    ))
+
+  it.live("after=N lets the first N API requests through", () =>
+    withFaults("5xx=1,after=2", Effect.map(statuses(4), (seen) => expect(seen).toEqual([200, 200, 503, 503]))))
+
+  it.live("429=1 answers 429 rate_limited with Retry-After (1 s by default)", () =>
+    Effect.gen(function*() {
+      yield* withFaults(
+        "429=1,retry-after=7",
+        Effect.gen(function*() {
+          const answer = yield* rawRequest("/v2/auth/validate-key", { headers: { "x-api-key": "acme-admin" } })
+          expect(answer.status).toBe(429)
+          expect(answer.headers.get("retry-after")).toBe("7")
+          expect(answer.body).toMatchObject({ status: "error", errors: [{ code: "rate_limited", type: "rate_limit" }] })
+          expect(answer.body.requestId).toBe(answer.headers.get("x-request-id"))
+        })
+      )
+      yield* withFaults(
+        "429=1",
+        Effect.gen(function*() {
+          const answer = yield* rawRequest("/v1/auth/validate-key", { headers: { "x-api-key": "acme-admin" } })
+          expect(answer.status).toBe(429)
+          expect(answer.headers.get("retry-after")).toBe("1")
+        })
+      )
+    }))
+
+  it.live("latency delays each API request by at least its minimum", () =>
+    withFaults(
+      "latency=40-60ms",
+      Effect.gen(function*() {
+        for (let i = 0; i < 3; i++) {
+          const started = performance.now()
+          const answer = yield* rawRequest("/v1/auth/validate-key", { headers: { "x-api-key": "acme-admin" } })
+          expect(answer.status).toBe(200)
+          expect(performance.now() - started).toBeGreaterThanOrEqual(40)
+        }
+      })
+    ))
+
+  it.live("/openapi.json and /docs get no faults", () =>
+    withFaults(
+      "5xx=0.5,429=0.5,latency=400ms",
+      Effect.gen(function*() {
+        for (const path of ["/openapi.json", "/docs", "/openapi.json"]) {
+          const started = performance.now()
+          const answer = yield* rawRequest(path)
+          expect(answer.status).toBe(200)
+          expect(performance.now() - started).toBeLessThan(400)
+        }
+        expect((yield* rawRequest("/v1/auth/validate-key", { headers: { "x-api-key": "acme-admin" } })).status).not.toBe(200)
+      })
+    ))
+
+  it.live("drop=1 commits the ingestion, then drops the connection without an answer", () =>
+    withFaults(
+      "drop=1",
+      Effect.gen(function*() {
+        // Only POST .../data is dropped: the fixtures and the checks go through.
+        const admin = yield* clientFor("acme-admin")
+        const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } })
+        const dataset = yield* admin.v1.v1Datasets.createDataset({
+          payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] }
+        })
+        const url = yield* ServerUrl
+        const outcome = yield* Effect.promise(() =>
+          fetch(`${url}/v1/datasets/${dataset.id}/data`, post("acme-admin", { records: [{ id: 1 }] })).then(
+            (response) => `answered ${response.status}`,
+            (error: Error) => `failed: ${error.message}`
+          )
+        )
+        expect(outcome).toMatch(/^failed/)
+        const listed = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: dataset.id }, urlParams: {} })
+        expect(listed.ingestions).toHaveLength(1)
+      })
+    ))
+
+  it.live("with drops, a retried ingest with an Idempotency-Key is recorded once", () =>
+    withFaults(
+      "drop=0.6,seed=3",
+      Effect.gen(function*() {
+        const admin = yield* patientClient("acme-admin")
+        const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } })
+        const dataset = yield* admin.v1.v1Datasets.createDataset({
+          payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] }
+        })
+        for (let i = 0; i < 5; i++) {
+          yield* admin.v1.v1Datasets.ingest({
+            path: { datasetId: dataset.id },
+            payload: { records: [{ id: i }] },
+            headers: { "idempotency-key": `batch-${i}` }
+          })
+        }
+        const listed = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: dataset.id }, urlParams: {} })
+        expect(listed.ingestions).toHaveLength(5)
+      })
+    ))
+
+  it.live("the same seed gives the same fault sequence", () =>
+    Effect.gen(function*() {
+      const first = yield* withFaults("5xx=0.3,429=0.3,retry-after=0,seed=42", statuses(30))
+      const again = yield* withFaults("5xx=0.3,429=0.3,retry-after=0,seed=42", statuses(30))
+      const other = yield* withFaults("5xx=0.3,429=0.3,retry-after=0,seed=43", statuses(30))
+      expect(again).toEqual(first)
+      expect(other).not.toEqual(first)
+      expect(new Set(first)).toEqual(new Set([200, 429, 503]))
+    }))
+
+  it.live("the typed client gets through 5xx=0.5,429=0.2,retry-after=0 by retrying", () =>
+    withFaults(
+      "5xx=0.5,429=0.2,retry-after=0,seed=5",
+      Effect.gen(function*() {
+        const admin = yield* patientClient("acme-admin")
+        const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } })
+        const dataset = yield* admin.v1.v1Datasets.createDataset({
+          payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] }
+        })
+        for (let i = 0; i < 5; i++) {
+          yield* admin.v1.v1Datasets.ingest({ path: { datasetId: dataset.id }, payload: { records: [{ id: i }] }, headers: {} })
+        }
+        const listed = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: dataset.id }, urlParams: {} })
+        expect(listed.ingestions).toHaveLength(5)
+        const v2 = yield* admin.v2.v2Auth.validateKey()
+        expect(v2.data.valid).toBe(true)
+      })
+    ))
+
+  it.live("max-body sets the body limit", () =>
+    withFaults(
+      "max-body=1kb",
+      Effect.gen(function*() {
+        const small = yield* rawRequest("/v1/data-sources", post("acme-admin", { title: "x".repeat(900) }))
+        expect(small.status).toBe(200)
+        const large = yield* rawRequest("/v1/data-sources", post("acme-admin", { title: "x".repeat(1100) }))
+        expect(large.status).toBe(413)
+        expect(large.body).toMatchObject({ errors: [{ code: "payload_too_large" }] })
+      })
+    ))
+})
+
+describe("tributary serve --faults (needs npm run build)", () => {
+  it("a bad spec is a usage error (exit 2) naming the entry", async () => {
+    const result = await runCli(["serve", "--port", "0", "--faults", "5xx=2"])
+    expect(result.code).toBe(2)
+    expect(result.stdout + result.stderr).toContain("5xx must be a rate between 0 and 1")
+    const unknown = await runCli(["serve", "--port", "0", "--faults", "latency=5ms,jitter=1"])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stdout + unknown.stderr).toContain("unknown fault \"jitter\"")
+  })
+
+  it("prints the active faults and injects them", async () => {
+    const server = await startServe(["--port", "0", "--api-key", "k", "--faults", "429=1,retry-after=3"])
+    try {
+      expect(server.output()).toContain("faults 429=1,retry-after=3")
+      const answer = await fetch(`${server.url}/v1/auth/validate-key`, { headers: { "x-api-key": "k" } })
+      expect(answer.status).toBe(429)
+      expect(answer.headers.get("retry-after")).toBe("3")
+      expect((await fetch(`${server.url}/openapi.json`)).status).toBe(200)
+    } finally {
+      await server.stop()
+    }
+  })
+})

@@ -8,11 +8,13 @@
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect } from "effect"
+import { demoCommand } from "./demo.js"
+import { ingestCommand } from "./ingest.js"
 import { serveCommand } from "./serve.js"
 
 const tributary = Command.make("tributary").pipe(
   Command.withDescription("Move records into the Data Ingestion Service, effectively once"),
-  Command.withSubcommands([serveCommand])
+  Command.withSubcommands([serveCommand, ingestCommand, demoCommand])
 )
 
 const cli = Command.run(tributary, { name: "tributary", version: "0.1.0" })

@@ -146,18 +146,22 @@ const withRequestId = (app: HttpApp.Default): HttpApp.Default =>
     ).pipe(Effect.zipRight(app), Effect.locally(CurrentRequestId, id))
   })
 
-const removeDecodeErrorFromDocs = (spec: Record<string, any>): Record<string, any> => {
+const tidyOpenApi = (spec: Record<string, any>): Record<string, any> => {
   // HttpApi always declares its own decode error; the wire answers BadRequest instead.
   const text = JSON.stringify(spec).replaceAll("{\"$ref\":\"#/components/schemas/HttpApiDecodeError\"},", "")
     .replaceAll(",{\"$ref\":\"#/components/schemas/HttpApiDecodeError\"}", "")
     .replaceAll("\"$ref\":\"#/components/schemas/HttpApiDecodeError\"", "\"$ref\":\"#/components/schemas/BadRequest\"")
+    // Every Schema.Unknown carries the same `$id`, which OpenAPI forbids repeating.
+    .replaceAll(",\"$id\":\"/schemas/unknown\"", "")
+    .replaceAll("\"$id\":\"/schemas/unknown\",", "")
+    .replaceAll("\"$id\":\"/schemas/unknown\"", "")
   const cleaned = JSON.parse(text)
   delete cleaned.components?.schemas?.HttpApiDecodeError
   return cleaned
 }
 
 /** The contract with its docs annotations, as served. */
-const ServedApi = TributaryApi.annotate(OpenApi.Transform, removeDecodeErrorFromDocs)
+const ServedApi = TributaryApi.annotate(OpenApi.Transform, tidyOpenApi)
 
 const handlers = Layer.mergeAll(
   V1AuthLive,

@@ -99,13 +99,19 @@ export const idempotent = <A, E, R>(
       // The first request failed, and failures are not kept: go again as if first.
       return yield* idempotent(key, body, execute)
     }
-    const exit = yield* Effect.exit(execute)
-    if (Exit.isSuccess(exit)) {
-      claim.entry.storedAt = yield* Clock.currentTimeMillis
-    } else if (entries.get(scope) === claim.entry) {
-      entries.delete(scope)
-    }
-    yield* Deferred.done(claim.entry.answer, exit as Exit.Exit<unknown, unknown>)
-    return yield* exit
+    // Settle the claim however the request ends (success, failure or interruption), so
+    // waiters never hang: a success is kept, anything else frees the key.
+    return yield* execute.pipe(
+      Effect.onExit((exit) =>
+        Effect.flatMap(Clock.currentTimeMillis, (settledAt) => {
+          if (Exit.isSuccess(exit)) {
+            claim.entry.storedAt = settledAt
+          } else if (entries.get(scope) === claim.entry) {
+            entries.delete(scope)
+          }
+          return Deferred.done(claim.entry.answer, exit as Exit.Exit<unknown, unknown>)
+        })
+      )
+    )
   })
 }

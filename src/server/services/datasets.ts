@@ -129,6 +129,10 @@ export const checkSchema = (schema: ReadonlyArray<Column>, primaryKey: ReadonlyA
     if (duplicate >= 0) {
       return yield* invalidInput(`schema[${duplicate}].id`, `column "${ids[duplicate]}" is defined twice`)
     }
+    const repeated = primaryKey.findIndex((key, i) => primaryKey.indexOf(key) !== i)
+    if (repeated >= 0) {
+      return yield* invalidInput(`primaryKey[${repeated}]`, `primary-key column "${primaryKey[repeated]}" is listed twice`)
+    }
     const unknown = primaryKey.findIndex((key) => !ids.includes(key))
     if (unknown >= 0) {
       return yield* invalidInput(`primaryKey[${unknown}]`, `primary-key column "${primaryKey[unknown]}" is not in the schema`)

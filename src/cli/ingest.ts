@@ -1,0 +1,141 @@
+/**
+ * `tributary ingest FILE|- --dataset ID`: send an NDJSON file or stdin into a dataset.
+ *
+ * @since 0.1.0
+ */
+import { Args, Command, Options } from "@effect/cli"
+import type { FileSystem } from "@effect/platform"
+import { Config, Console, Effect, Option } from "effect"
+import * as Ndjson from "../../connectors/ndjson/index.js"
+import { TributaryClient, type TributaryClientService } from "../client/Client.js"
+import * as Checkpoint from "../pipeline/Checkpoint.js"
+import * as DeadLetter from "../pipeline/DeadLetter.js"
+import type { Progress } from "../pipeline/events.js"
+import { run, type PipelineError } from "../pipeline/run.js"
+import { endProgress, progressDisplay } from "./progress.js"
+
+/**
+ * The files an ingest of `input` uses unless told otherwise.
+ *
+ * @since 0.1.0
+ */
+export const defaultPaths = (input: string) => ({
+  deadLetters: input === "-" ? "tributary-dead-letters.ndjson" : `${input}.dead-letters.ndjson`,
+  checkpoint: input === "-" ? undefined : `${input}.checkpoint.json`
+})
+
+/**
+ * @since 0.1.0
+ */
+export interface IngestNdjson {
+  readonly input: string
+  readonly datasetId: string
+  readonly deadLetterPath: string
+  readonly checkpointPath: string | undefined
+  readonly concurrency?: number | undefined
+  readonly maxLineBytes?: number | undefined
+  readonly api?: "v1" | "v2" | undefined
+}
+
+/**
+ * Runs the pipeline from an NDJSON file or stdin, showing progress on stderr.
+ *
+ * @since 0.1.0
+ */
+export const ingestNdjson = (
+  client: TributaryClientService,
+  options: IngestNdjson
+): Effect.Effect<Progress, PipelineError | Ndjson.NdjsonReadError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const source = options.input === "-"
+      ? Ndjson.fromStdin({ maxLineBytes: options.maxLineBytes })
+      : Ndjson.fromFile(options.input, { maxLineBytes: options.maxLineBytes })
+    const checkpoint = options.checkpointPath === undefined
+      ? yield* Checkpoint.memory()
+      : yield* Checkpoint.file(options.checkpointPath)
+    const progress = yield* run(client, {
+      source,
+      destination: { datasetId: options.datasetId, api: options.api },
+      checkpoint,
+      deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
+      concurrency: options.concurrency,
+      onEvent: progressDisplay({ stream: process.stderr }),
+      progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
+    })
+    yield* endProgress(process.stderr)
+    return progress
+  })
+
+/**
+ * The closing summary of an ingest.
+ *
+ * @since 0.1.0
+ */
+export const summarize = (progress: Progress, paths: { readonly deadLetters: string; readonly checkpoint: string | undefined }) =>
+  [
+    `read ${progress.read} lines: ${progress.accepted} stored, ${progress.rejected} rejected by the service, ` +
+    `${progress.deadLettered} dead-lettered in total`,
+    progress.deadLettered > 0 ? `dead letters: ${paths.deadLetters}` : "no dead letters",
+    paths.checkpoint === undefined ? "no checkpoint (standard input)" : `checkpoint: ${paths.checkpoint}`
+  ].join("\n")
+
+const input = Args.text({ name: "FILE|-" }).pipe(Args.withDescription("NDJSON file to send, or - for standard input"))
+const dataset = Options.text("dataset").pipe(Options.withDescription("Id of the destination dataset"))
+const deadLetter = Options.text("dead-letter").pipe(
+  Options.optional,
+  Options.withDescription("Where refused records go, one JSON object per line (default: FILE.dead-letters.ndjson)")
+)
+const checkpoint = Options.text("checkpoint").pipe(
+  Options.optional,
+  Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
+)
+const concurrency = Options.integer("concurrency").pipe(
+  Options.withDefault(4),
+  Options.withDescription("Batches in flight at once")
+)
+const maxLineBytes = Options.integer("max-line-bytes").pipe(
+  Options.withDefault(Ndjson.defaultMaxLineBytes),
+  Options.withDescription("Longer lines are dead-lettered")
+)
+
+/**
+ * `--api-url` / `--api-key`, falling back to `TRIBUTARY_API_URL` / `TRIBUTARY_API_KEY`.
+ *
+ * @since 0.1.0
+ */
+export const connectionOptions = {
+  apiUrl: Options.text("api-url").pipe(
+    Options.withFallbackConfig(Config.string("TRIBUTARY_API_URL")),
+    Options.withDescription("Service address (or TRIBUTARY_API_URL)")
+  ),
+  apiKey: Options.redacted("api-key").pipe(
+    Options.withFallbackConfig(Config.redacted("TRIBUTARY_API_KEY")),
+    Options.withDescription("API key (or TRIBUTARY_API_KEY)")
+  )
+}
+
+/** @since 0.1.0 */
+export const ingestCommand = Command.make(
+  "ingest",
+  { input, dataset, deadLetter, checkpoint, concurrency, maxLineBytes, ...connectionOptions },
+  (options) =>
+    Effect.gen(function*() {
+      const defaults = defaultPaths(options.input)
+      const paths = {
+        deadLetters: Option.getOrElse(options.deadLetter, () => defaults.deadLetters),
+        checkpoint: Option.getOrElse(options.checkpoint, () => defaults.checkpoint)
+      }
+      const client = yield* TributaryClient
+      const progress = yield* ingestNdjson(client, {
+        input: options.input,
+        datasetId: options.dataset,
+        deadLetterPath: paths.deadLetters,
+        checkpointPath: paths.checkpoint,
+        concurrency: options.concurrency,
+        maxLineBytes: options.maxLineBytes
+      })
+      yield* Console.log(summarize(progress, paths))
+    }).pipe(
+      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))
+    )
+).pipe(Command.withDescription("Send an NDJSON file (or - for stdin) into a dataset, effectively once"))

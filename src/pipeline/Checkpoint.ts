@@ -136,10 +136,15 @@ export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, Chec
     })
   )
 
+let writes = 0
+
+/**
+ * Uninterruptible: an interrupted promise would go on writing while the next write starts.
+ */
 const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effect<void, CheckpointError> =>
-  Effect.tryPromise({
+  Effect.uninterruptible(Effect.tryPromise({
     try: async () => {
-      const temporary = `${path}.tmp`
+      const temporary = `${path}.${process.pid}.${writes++}.tmp`
       const handle = await open(temporary, "w")
       try {
         await handle.writeFile(JSON.stringify({ version: 1, ...checkpoint }, null, 2))
@@ -150,4 +155,4 @@ const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effec
       await rename(temporary, path)
     },
     catch: (cause) => new CheckpointError({ reason: `cannot write checkpoint ${path}: ${String(cause)}`, cause })
-  })
+  }))

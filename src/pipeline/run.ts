@@ -223,7 +223,9 @@ export const run = <E, R>(
         recordedCuts: loaded.cuts
       }),
       Stream.mapEffect(handleUnit, { concurrency: config.concurrency ?? 4, unordered: true }),
-      Stream.runDrain
+      Stream.runDrain,
+      // What was delivered before a failure is still committed, so a restart replays less.
+      Effect.tapErrorCause(() => Effect.ignore(Effect.zipRight(Fiber.interrupt(committer), flushCommits)))
     )
     yield* Fiber.interrupt(committer)
     yield* flushCommits

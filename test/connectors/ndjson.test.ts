@@ -1,0 +1,84 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Stream } from "effect"
+import * as Ndjson from "../../connectors/ndjson/index.js"
+import type { Position, SourceElement } from "../../src/pipeline/Source.js"
+
+const dir = mkdtempSync(join(tmpdir(), "tributary-ndjson-"))
+const write = (name: string, content: string | Buffer) => {
+  const path = join(dir, name)
+  writeFileSync(path, content)
+  return path
+}
+
+const collect = (stream: Stream.Stream<SourceElement, unknown, any>) =>
+  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray), Effect.provide(NodeContext.layer))
+
+const describeElement = (e: SourceElement) =>
+  e._tag === "Record" ? [e.position.offset, "record", e.value] : [e.position.offset, e.problem.code]
+
+describe("NDJSON source", () => {
+  it.effect("numbers lines from 1, skips blank lines, accepts CRLF and a byte-order mark", () =>
+    Effect.gen(function*() {
+      const path = write("mixed.ndjson", "\uFEFF{\"a\":1}\r\n\r\n   \n{\"a\":2}\n{\"a\":3}")
+      const elements = yield* collect(Ndjson.fromFile(path).elements({}))
+      expect(elements.map(describeElement)).toEqual([
+        [1, "record", { a: 1 }],
+        [4, "record", { a: 2 }],
+        [5, "record", { a: 3 }]
+      ])
+      expect(elements[0]!._tag === "Record" && elements[0]!.json).toBe("{\"a\":1}")
+    }))
+
+  it.effect("turns malformed JSON, non-objects, invalid UTF-8 and over-long lines into malformed elements naming the line", () =>
+    Effect.gen(function*() {
+      const path = write(
+        "bad.ndjson",
+        Buffer.concat([
+          Buffer.from("{\"ok\":1}\n{\"broken\": \n[1,2]\n\"text\"\n"),
+          Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d, 0x0a]), // {"a":"\xC3("}
+          Buffer.from(`{"long":"${"x".repeat(200)}"}\n{"ok":2}\n`)
+        ])
+      )
+      const elements = yield* collect(Ndjson.fromFile(path, { maxLineBytes: 100 }).elements({}))
+      expect(elements.map(describeElement)).toEqual([
+        [1, "record", { ok: 1 }],
+        [2, "invalid_json"],
+        [3, "not_an_object"],
+        [4, "not_an_object"],
+        [5, "invalid_utf8"],
+        [6, "line_too_long"],
+        [7, "record", { ok: 2 }]
+      ])
+      const malformed = elements.filter((e) => e._tag === "Malformed")
+      for (const e of malformed) if (e._tag === "Malformed") expect(e.problem.message).toContain(`line ${e.position.offset}`)
+    }))
+
+  it.effect("resumes right after a committed position without reading what came before", () =>
+    Effect.gen(function*() {
+      const path = write("resume.ndjson", "{\"n\":1}\n{\"n\":2}\n\n{\"n\":3}\n")
+      const all = yield* collect(Ndjson.fromFile(path).elements({}))
+      const second = all[1]!.position as Position
+      const rest = yield* collect(Ndjson.fromFile(path).elements({ [Ndjson.partition]: second }))
+      expect(rest.map(describeElement)).toEqual([[4, "record", { n: 3 }]])
+      // Corrupt the bytes before the resume point: a resumed read must not touch them.
+      writeFileSync(path, "garbage!garbage\n\n{\"n\":3}\n") // same length up to the resume point
+      const again = yield* collect(Ndjson.fromFile(path).elements({ [Ndjson.partition]: second }))
+      expect(again.map(describeElement)).toEqual([[4, "record", { n: 3 }]])
+    }))
+
+  it.effect("frames lines that cross chunk boundaries, from any byte stream", () =>
+    Effect.gen(function*() {
+      const text = "{\"a\":1}\n{\"b\":\"two\"}\n{\"c\":3}\n"
+      const bytes = Buffer.from(text)
+      const chunks = Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1))
+      const source = Ndjson.fromBytes("test", Stream.fromIterable(chunks))
+      const elements = yield* collect(source.elements({}))
+      expect(elements.map(describeElement)).toEqual([[1, "record", { a: 1 }], [2, "record", { b: "two" }], [3, "record", { c: 3 }]])
+      const resumed = yield* collect(source.elements({ "0": elements[0]!.position }))
+      expect(resumed.map(describeElement)).toEqual([[2, "record", { b: "two" }], [3, "record", { c: 3 }]])
+    }))
+})

@@ -1,0 +1,281 @@
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
+import * as Ndjson from "../../connectors/ndjson/index.js"
+import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
+import { batch, type Unit } from "../../src/pipeline/batch.js"
+import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
+import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
+import { run, type PipelineConfig } from "../../src/pipeline/run.js"
+import type { Checked } from "../../src/pipeline/validate.js"
+import { json, scriptedServer } from "../support/http.js"
+import { clientFor, serverLayer } from "../support/server.js"
+
+const dir = mkdtempSync(join(tmpdir(), "tributary-pipeline-"))
+const writeLines = (name: string, lines: ReadonlyArray<string>) => {
+  const path = join(dir, name)
+  writeFileSync(path, lines.join("\n") + "\n")
+  return path
+}
+
+const quick = { poll: { initial: "5 millis", max: "50 millis" }, commitInterval: "10 millis", batch: { linger: "20 millis" } } as const
+
+/** A client whose pool lives as long as the test. */
+const standaloneClient = (baseUrl: string, retry?: ClientConfig["retry"]) =>
+  Effect.map(Layer.build(TributaryClient.layer({ baseUrl, apiKey: Redacted.make("k"), retry })), Context.get(TributaryClient))
+
+const ordersSchema = [
+  { id: "id", dataType: "string" as const },
+  { id: "amount", dataType: "number" as const },
+  { id: "at", dataType: "datetime" as const }
+]
+
+/** A v2 dataset of Acme's, with primary key `id` unless told otherwise. */
+const v2Dataset = (primaryKey: ReadonlyArray<string> = ["id"]) =>
+  Effect.gen(function*() {
+    const client = yield* clientFor("acme-admin")
+    const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "pipeline" }, headers: {} })
+    const dataset = yield* client.v2.v2Datasets.create({
+      payload: { name: "orders", dataSourceId: dataSource.data.id, schema: ordersSchema, primaryKey },
+      headers: {}
+    })
+    return { client, datasetId: dataset.data.id }
+  })
+
+const storedRows = (client: TributaryClient["Type"], id: string) =>
+  Effect.map(client.v2.v2Datasets.getData({ path: { id }, urlParams: { pageSize: 1000 } }), (answer) => answer.data.items)
+
+const runNdjson = (client: TributaryClient["Type"], path: string, extra: Partial<PipelineConfig<any, any>> & { datasetId: string }) =>
+  Effect.gen(function*() {
+    const deadLetters = yield* DeadLetter.memory
+    const checkpoint = yield* Checkpoint.file(`${path}.checkpoint.json`)
+    const progress = yield* run(client, {
+      source: Ndjson.fromFile(path, { maxLineBytes: 200 }),
+      destination: { datasetId: extra.datasetId },
+      checkpoint,
+      deadLetters,
+      ...quick,
+      ...extra
+    })
+    return { progress, letters: yield* deadLetters.letters }
+  }).pipe(Effect.provide(NodeContext.layer))
+
+layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipeline into the reference server", (it) => {
+  it.effect("accounts for every line of a file mixing good records and every kind of bad input", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const lines = [
+        "{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}", // 1
+        "{\"id\":\"b\",\"amount\":\"2\",\"at\":\"2026-11-01\"}", // 2 wrong type
+        "{\"id\":\"c\",\"amount\":3", // 3 malformed JSON
+        "", // 4 blank: skipped
+        "{\"amount\":4,\"at\":\"2026-11-01\"}", // 5 missing key column
+        `{"id":"e","amount":5,"at":"2026-11-01","note":"${"x".repeat(300)}"}`, // 6 over-long
+        "[\"not\",\"an\",\"object\"]", // 7
+        "{\"id\":\"f\",\"amount\":6,\"at\":\"2026-13-01\"}", // 8 bad datetime
+        "{\"id\":\"g\",\"amount\":7,\"at\":\"2026-11-02T10:00:00Z\"}", // 9
+        "{\"id\":\"h\",\"amount\":8,\"at\":\"2026-11-03\",\"extra\":1}" // 10 column not in the schema
+      ]
+      const path = writeLines("mixed.ndjson", lines)
+      const { letters, progress } = yield* runNdjson(client, path, { datasetId })
+      expect(progress.read).toBe(9)
+      expect(progress.accepted + progress.deadLettered).toBe(progress.read)
+      expect(progress.accepted).toBe(2)
+      expect(letters.map((l) => [l.position.offset, l.reason.code]).sort((x, y) => Number(x[0]) - Number(y[0]))).toEqual([
+        [2, "invalid_type"],
+        [3, "invalid_json"],
+        [5, "missing_primary_key"],
+        [6, "line_too_long"],
+        [7, "not_an_object"],
+        [8, "invalid_datetime"],
+        [10, "unknown_column"]
+      ])
+      for (const letter of letters) expect(letter.reason.message.length).toBeGreaterThan(0)
+      const rows = yield* storedRows(client, datasetId)
+      expect(rows.map((r) => r.id).sort()).toEqual(["a", "g"])
+      const checkpoint = yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)
+      expect(checkpoint.positions["0"]?.offset).toBe(10)
+    }))
+
+  it.effect("a second run of the same file after completion sends nothing", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset([])
+      const path = writeLines("twice.ndjson", ["{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}"])
+      yield* runNdjson(client, path, { datasetId })
+      const second = yield* runNdjson(client, path, { datasetId })
+      expect(second.progress.read).toBe(0)
+      expect(yield* storedRows(client, datasetId)).toHaveLength(1)
+    }))
+
+  it.effect("splits a batch the service answers 413, and dead-letters a record that is too large alone", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify({ id: `r${i}`, amount: i, at: "2026-11-01" }))
+      lines.push(JSON.stringify({ id: "huge", amount: 1, at: "2026-11-01", padding: "p".repeat(5000) }))
+      const path = writeLines("split.ndjson", lines)
+      const { letters, progress } = yield* runNdjson(client, path, {
+        datasetId,
+        source: Ndjson.fromFile(path),
+        schema: { columns: ordersSchema, primaryKey: ["id"], allowNewColumns: true }
+      })
+      expect(progress.accepted).toBe(100)
+      expect(letters.map((l) => [l.position.offset, l.reason.code, l.stage])).toEqual([[101, "payload_too_large", "send"]])
+      expect(yield* storedRows(client, datasetId)).toHaveLength(100)
+    }))
+
+  it.effect("reads the schema from the service and delivers through v1 too", () =>
+    Effect.gen(function*() {
+      const admin = yield* clientFor("acme-admin")
+      const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "v1" } })
+      const dataset = yield* admin.v1.v1Datasets.createDataset({ payload: { dataSourceId: dataSource.id, primaryKeys: ["id"] } })
+      const path = writeLines("v1.ndjson", [
+        "{\"id\":\"a\",\"n\":1}",
+        "{\"id\":\"b\",\"n\":2}"
+      ])
+      const { progress } = yield* runNdjson(admin, path, {
+        datasetId: dataset.id,
+        destination: { datasetId: dataset.id, api: "v1" },
+        schema: { columns: [], primaryKey: ["id"], allowNewColumns: true }
+      })
+      expect(progress.accepted).toBe(2)
+      const rows = yield* storedRows(admin, dataset.id)
+      expect(rows.map((r) => r.id).sort()).toEqual(["a", "b"])
+    }))
+
+  it.effect("the service's own per-record rejections become dead letters at the right lines", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const path = writeLines("service-rejects.ndjson", [
+        "{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}",
+        "{\"id\":\"b\",\"amount\":\"two\",\"at\":\"2026-11-01\"}",
+        "{\"id\":\"c\",\"amount\":3,\"at\":\"2026-11-01\"}"
+      ])
+      // The pipeline is given no columns (anything goes), so only the service can catch line 2.
+      const { letters, progress } = yield* runNdjson(client, path, {
+        datasetId,
+        schema: { columns: [], primaryKey: ["id"], allowNewColumns: true }
+      })
+      expect(progress.accepted).toBe(2)
+      expect(progress.rejected).toBe(1)
+      expect(letters).toEqual([
+        expect.objectContaining({ position: expect.objectContaining({ offset: 2 }), stage: "service", reason: expect.objectContaining({ code: "invalid_type", field: "amount" }) })
+      ])
+    }))
+
+  it.effect("without a schema given, reads it from the service", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const path = writeLines("fetched-schema.ndjson", ["{\"id\":\"a\",\"amount\":\"x\",\"at\":\"2026-11-01\"}"])
+      const { letters } = yield* runNdjson(client, path, { datasetId })
+      expect(letters.map((l) => [l.stage, l.reason.code])).toEqual([["validate", "invalid_type"]])
+    }))
+})
+
+describe("checkpoint capture", () => {
+  it.scopedLive("A, B, D delivered and C, E failed: a restart sends C, D, E again and nothing else", () =>
+    Effect.gen(function*() {
+      const path = writeLines("capture.ndjson", ["A", "B", "C", "D", "E"].map((id) => JSON.stringify({ id })))
+      const schema = { columns: [{ id: "id", dataType: "string" as const }], primaryKey: ["id"] }
+      const idsOf = (body: string) => (JSON.parse(body).records as Array<{ id: string }>).map((r) => r.id)
+      const accepting = (failing: ReadonlyArray<string>) =>
+        scriptedServer((arrival) => (_a, res) => {
+          if (arrival.method === "POST") {
+            const ids = idsOf(arrival.body)
+            if (ids.some((id) => failing.includes(id))) {
+              // Fail late, so that A, B and D are done first.
+              setTimeout(() => json(res, 500, { requestId: "r", status: "error", errors: [{ message: "boom", type: "server" }] }), 300)
+              return
+            }
+            return json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued", message: "ok" } })
+          }
+          return json(res, 200, {
+            requestId: "r",
+            status: "success",
+            data: {
+              status: "success",
+              summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } },
+              errors: null
+            }
+          })
+        })
+      const runOnce = (url: string) =>
+        Effect.gen(function*() {
+          const client = yield* standaloneClient(url, { maxRetries: 0 })
+          return yield* run(client, {
+            source: Ndjson.fromFile(path),
+            destination: { datasetId: "00000000-0000-4000-8000-000000000000" },
+            schema,
+            checkpoint: yield* Checkpoint.file(`${path}.checkpoint.json`),
+            deadLetters: yield* DeadLetter.memory,
+            concurrency: 5,
+            ...quick,
+            batch: { max: 1, linger: "20 millis" }
+          }).pipe(Effect.provide(NodeContext.layer))
+        })
+
+      const failing = yield* accepting(["C", "E"])
+      const first = yield* Effect.either(runOnce(failing.url))
+      expect(first._tag).toBe("Left")
+      const sentFirst = failing.arrivals.filter((a) => a.method === "POST").flatMap((a) => idsOf(a.body))
+      expect(sentFirst.sort()).toEqual(["A", "B", "C", "D", "E"])
+      const afterFailure = yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)
+      expect(afterFailure.positions["0"]?.offset).toBe(2) // B: D is done, but C before it is not
+
+      const healthy = yield* accepting([])
+      const second = yield* runOnce(healthy.url)
+      const sentSecond = healthy.arrivals.filter((a) => a.method === "POST").flatMap((a) => idsOf(a.body))
+      expect(sentSecond.sort()).toEqual(["C", "D", "E"])
+      expect(second.accepted).toBe(3)
+      const keysFirst = new Map(failing.arrivals.filter((a) => a.method === "POST").map((a) => [idsOf(a.body)[0], a.headers["idempotency-key"]]))
+      for (const arrival of healthy.arrivals.filter((a) => a.method === "POST")) {
+        // The same records go out under the same key after the restart.
+        expect(arrival.headers["idempotency-key"]).toBe(keysFirst.get(idsOf(arrival.body)[0]))
+      }
+      expect((yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)).positions["0"]?.offset).toBe(5)
+    }))
+})
+
+describe("batch boundaries", () => {
+  const valid = (offset: number): Checked => ({
+    _tag: "Valid",
+    seq: offset - 1,
+    position: { partition: "0", offset },
+    value: { n: offset },
+    json: JSON.stringify({ n: offset })
+  })
+  const boundaries = (units: ReadonlyArray<Unit>) =>
+    units.flatMap((u) => (u._tag === "Batch" ? [[u.batch.records[0]!.position.offset, u.batch.records.at(-1)!.position.offset, u.batch.closedBy]] : []))
+
+  it.live("a batch closed by time is recorded first, and rebuilt the same after a restart", () =>
+    Effect.gen(function*() {
+      const store = yield* Checkpoint.memory()
+      const slow = Stream.concat(
+        Stream.fromIterable([1, 2, 3].map(valid)),
+        Stream.fromEffect(Effect.as(Effect.sleep("150 millis"), valid(4))).pipe(Stream.concat(Stream.fromIterable([5, 6].map(valid))))
+      )
+      const firstRun = yield* Stream.runCollect(batch(slow, { max: 100, maxBytes: 1_000_000, linger: "40 millis", checkpoint: store, recordedCuts: [] }))
+      expect(boundaries(Chunk.toReadonlyArray(firstRun))).toEqual([[1, 3, "linger"], [4, 6, "end"]])
+      const { cuts } = yield* store.current
+      expect(cuts).toEqual([{ partition: "0", first: 1, last: 3 }, { partition: "0", first: 4, last: 6 }])
+
+      // After a restart everything arrives at once; the recorded boundaries still hold.
+      const fast = Stream.fromIterable([1, 2, 3, 4, 5, 6, 7].map(valid))
+      const secondRun = yield* Stream.runCollect(batch(fast, { max: 100, maxBytes: 1_000_000, linger: "10 seconds", checkpoint: store, recordedCuts: cuts }))
+      expect(boundaries(Chunk.toReadonlyArray(secondRun))).toEqual([[1, 3, "recorded"], [4, 6, "recorded"], [7, 7, "end"]])
+    }))
+
+  it.effect("cuts by count and by body size", () =>
+    Effect.gen(function*() {
+      const store = yield* Checkpoint.memory()
+      const records = Stream.fromIterable(Array.from({ length: 7 }, (_, i) => valid(i + 1)))
+      const byCount = yield* Stream.runCollect(batch(records, { max: 3, maxBytes: 1_000_000, linger: "1 hour", checkpoint: store, recordedCuts: [] }))
+      expect(boundaries(Chunk.toReadonlyArray(byCount))).toEqual([[1, 3, "count"], [4, 6, "count"], [7, 7, "end"]])
+      // {"n":1} is 7 bytes (+1 separator); the envelope is 14: room for two records in 32 bytes.
+      const bySize = yield* Stream.runCollect(batch(records, { max: 100, maxBytes: 32, linger: "1 hour", checkpoint: store, recordedCuts: [] }))
+      expect(boundaries(Chunk.toReadonlyArray(bySize))).toEqual([[1, 2, "bytes"], [3, 4, "bytes"], [5, 6, "bytes"], [7, 7, "end"]])
+    }))
+})

@@ -28,7 +28,16 @@ interface StoredRows {
   appendCounter: number
 }
 
-const rowBytes = (row: Row): number => Buffer.byteLength(JSON.stringify(row))
+// A row's size is computed once, when stored: an overwrite must not serialize the old row again.
+const rowSizes = new WeakMap<Row, number>()
+const rowBytes = (row: Row): number => {
+  let size = rowSizes.get(row)
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(row))
+    rowSizes.set(row, size)
+  }
+  return size
+}
 
 /**
  * Builds a memory store holding the seed's organizations, accounts, users and keys.

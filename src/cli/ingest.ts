@@ -14,14 +14,19 @@ import type { Progress } from "../pipeline/events.js"
 import { run, type PipelineError } from "../pipeline/run.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
+/** What `-` stands for. @since 0.1.0 */
+export const stdinPath = "/dev/stdin"
+
+const isStdin = (input: string) => input === "-" || input === stdinPath
+
 /**
  * The files an ingest of `input` uses unless told otherwise.
  *
  * @since 0.1.0
  */
 export const defaultPaths = (input: string) => ({
-  deadLetters: input === "-" ? "tributary-dead-letters.ndjson" : `${input}.dead-letters.ndjson`,
-  checkpoint: input === "-" ? undefined : `${input}.checkpoint.json`
+  deadLetters: isStdin(input) ? "tributary-dead-letters.ndjson" : `${input}.dead-letters.ndjson`,
+  checkpoint: isStdin(input) ? undefined : `${input}.checkpoint.json`
 })
 
 /**
@@ -47,7 +52,7 @@ export const ingestNdjson = (
   options: IngestNdjson
 ): Effect.Effect<Progress, PipelineError | Ndjson.NdjsonReadError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const source = options.input === "-"
+    const source = isStdin(options.input)
       ? Ndjson.fromStdin({ maxLineBytes: options.maxLineBytes })
       : Ndjson.fromFile(options.input, { maxLineBytes: options.maxLineBytes })
     const checkpoint = options.checkpointPath === undefined

@@ -9,7 +9,7 @@ import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect } from "effect"
 import { demoCommand } from "./demo.js"
-import { ingestCommand } from "./ingest.js"
+import { ingestCommand, stdinPath } from "./ingest.js"
 import { serveCommand } from "./serve.js"
 
 const tributary = Command.make("tributary").pipe(
@@ -30,7 +30,11 @@ const reportFailure = (cause: Cause.Cause<unknown>) => {
   return Console.error(`tributary: ${message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
 }
 
-cli(process.argv).pipe(
+// @effect/cli reads a lone "-" as an unknown flag; the conventional stdin argument is
+// passed on under the name the ingest command also accepts for it.
+const argv = process.argv.map((arg) => (arg === "-" ? stdinPath : arg))
+
+cli(argv).pipe(
   Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure(cause)),
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disableErrorReporting: true })

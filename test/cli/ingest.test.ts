@@ -1,0 +1,108 @@
+import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { binPath, runCli, startServe, type RunningServer } from "../support/cli.js"
+
+const dir = mkdtempSync(join(tmpdir(), "tributary-ingest-cli-"))
+const key = "cli-key"
+
+const api = async (server: RunningServer, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  return (await response.json()) as any
+}
+
+const newDataset = async (server: RunningServer) => {
+  const dataSource = await api(server, "POST", "/v2/data-sources", { name: "cli" })
+  const dataset = await api(server, "POST", "/v2/datasets", {
+    name: "events",
+    dataSourceId: dataSource.data.id,
+    primaryKey: ["id"],
+    schema: [{ id: "id", dataType: "number" }, { id: "kind", dataType: "string" }]
+  })
+  return dataset.data.id as string
+}
+
+describe("tributary ingest", () => {
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServe(["--port", "0", "--api-key", key])
+  })
+  afterAll(() => server.stop())
+
+  it("sends a file, writes dead letters and a checkpoint, prints a summary and exits 0", async () => {
+    const datasetId = await newDataset(server)
+    const file = join(dir, "events.ndjson")
+    writeFileSync(file, [
+      "{\"id\":1,\"kind\":\"a\"}",
+      "{\"id\":\"two\",\"kind\":\"b\"}",
+      "not json",
+      "{\"id\":3,\"kind\":\"c\"}"
+    ].join("\n") + "\n")
+    const result = await runCli(["ingest", file, "--dataset", datasetId, "--api-url", server.url, "--api-key", key])
+    expect(result.stderr).not.toContain("tributary:")
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("read 4 lines: 2 stored, 0 rejected by the service, 2 dead-lettered in total")
+    expect(result.stdout).toContain(`dead letters: ${file}.dead-letters.ndjson`)
+    const letters = readFileSync(`${file}.dead-letters.ndjson`, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(letters.map((l) => [l.position.offset, l.reason.code])).toEqual([[2, "invalid_type"], [3, "invalid_json"]])
+    const checkpoint = JSON.parse(readFileSync(`${file}.checkpoint.json`, "utf8"))
+    expect(checkpoint.positions["0"].offset).toBe(4)
+    const rows = await api(server, "GET", `/v2/datasets/${datasetId}/data`)
+    expect(rows.data.items.map((r: any) => r.id).sort()).toEqual([1, 3])
+  })
+
+  it("reads standard input with -", async () => {
+    const datasetId = await newDataset(server)
+    const child = spawn(process.execPath, [binPath, "ingest", "-", "--dataset", datasetId, "--dead-letter", join(dir, "stdin-dead.ndjson")], {
+      env: { ...process.env, TRIBUTARY_API_URL: server.url, TRIBUTARY_API_KEY: key },
+      cwd: dir
+    })
+    let stdout = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stdin.end("{\"id\":10,\"kind\":\"x\"}\n{\"id\":11,\"kind\":\"y\"}\n")
+    const code = await new Promise((resolve) => child.on("close", resolve))
+    expect(code).toBe(0)
+    expect(stdout).toContain("read 2 lines: 2 stored")
+    expect(stdout).toContain("no checkpoint (standard input)")
+  })
+
+  it("fails with one clear line and exit 1 for an unknown dataset or a bad key", async () => {
+    const file = join(dir, "one.ndjson")
+    writeFileSync(file, "{\"id\":1}\n")
+    const unknown = await runCli([
+      "ingest", file, "--dataset", "00000000-0000-4000-8000-000000000000", "--api-url", server.url, "--api-key", key,
+      "--checkpoint", join(dir, "unknown.checkpoint.json")
+    ])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr.trim().split("\n")).toHaveLength(1)
+    expect(unknown.stderr).toContain("does not exist")
+    const badKey = await runCli([
+      "ingest", file, "--dataset", "00000000-0000-4000-8000-000000000000", "--api-url", server.url, "--api-key", "wrong",
+      "--checkpoint", join(dir, "badkey.checkpoint.json")
+    ])
+    expect(badKey.code).toBe(1)
+    expect(badKey.stderr).toContain("API key is not valid")
+  })
+
+  it("exits 2 on a usage error", async () => {
+    const result = await runCli(["ingest", join(dir, "x.ndjson")])
+    expect(result.code).toBe(2)
+  })
+})
+
+describe("tributary demo (the main job)", () => {
+  it("runs the whole product on the embedded defaults and reports where the dead letters went", async () => {
+    const result = await runCli(["demo", "--port", "0"], 60_000)
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/reference server on http:\/\/127\.0\.0\.1:\d+/)
+    expect(result.stdout).toContain("read 2005 lines: 2000 stored, 0 rejected by the service, 5 dead-lettered in total")
+    expect(result.stdout).toMatch(/dead letters: .*dead-letters\.ndjson/)
+    expect(result.stdout).toMatch(/now holds 2000 rows/)
+  }, 60_000)
+})

@@ -1,0 +1,147 @@
+// One sender of bench/pipeline.mjs, in a process of its own: sends an NDJSON file to a dataset
+// and prints one JSON line with what it did and what it cost.
+//
+// Usage: node bench/pipeline-sender.mjs <mode> <baseUrl> <apiKey> <datasetId> <file> <concurrency> <workDir> [distDir]
+//
+//   mode pipeline   tributary's `run` with `Ndjson.fromFile`, a checkpoint file and a dead-letter
+//                   file in workDir, `concurrency` batches in flight (built JS from distDir,
+//                   default the project's dist/; a patched copy needs node_modules beside it)
+//   mode raw        the hand-written baseline: split the file into lines, JSON.parse each, POST
+//                   100-record bodies (JSON.stringify) with an idempotency key through
+//                   undici.request, then GET the ingestion until it is terminal; `concurrency`
+//                   batches in flight
+//
+// Output: {"mode","records","accepted","seconds","cpuMicros","peakRssKb","batches"}; seconds and
+// cpuMicros cover the send only (not module loading). Exits 1 on any failure.
+import { randomUUID } from "node:crypto"
+import { createReadStream, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+
+const [mode, baseUrl, apiKey, datasetId, file, concurrencyText, workDir, distArg] = process.argv.slice(2)
+const concurrency = Number(concurrencyText)
+const recordsPerBatch = 100
+
+const peakRssKb = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? NaN)
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage()
+  return user + system
+}
+
+// Each mode loads its modules first and answers the function that sends.
+const raw = async () => {
+  const { request } = await import("undici")
+  const headers = { "content-type": "application/json", "x-api-key": apiKey }
+  const pollHeaders = { "x-api-key": apiKey }
+  const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  let accepted = 0
+  let batches = 0
+
+  const sendBatch = async (records) => {
+    const posted = await request(dataPath, {
+      method: "POST",
+      headers: { ...headers, "idempotency-key": randomUUID() },
+      body: JSON.stringify({ records })
+    })
+    const answer = await posted.body.json()
+    if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}: ${JSON.stringify(answer)}`)
+    const pollPath = `${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`
+    for (let wait = 20;; wait = Math.min(1000, Math.ceil(wait * 1.5))) {
+      const polled = await request(pollPath, { method: "GET", headers: pollHeaders })
+      const detail = await polled.body.json()
+      if (polled.statusCode !== 200) throw new Error(`GET answered ${polled.statusCode}: ${JSON.stringify(detail)}`)
+      const status = detail.data.status
+      if (status === "success") {
+        const counts = detail.data.summary.ingestion
+        accepted += counts.appendedRecordCount + counts.overwrittenRecordCount
+        batches++
+        return
+      }
+      if (status !== "queued" && status !== "processing") throw new Error(`ingestion ended ${status}`)
+      await sleep(wait)
+    }
+  }
+
+  const inFlight = new Set()
+  const dispatch = async (records) => {
+    const sent = sendBatch(records).finally(() => inFlight.delete(sent))
+    inFlight.add(sent)
+    if (inFlight.size >= concurrency) await Promise.race(inFlight)
+  }
+
+  return async () => {
+    let records = 0
+    let batch = []
+    let rest = ""
+    for await (const chunk of createReadStream(file, { encoding: "utf8", highWaterMark: 64 * 1024 })) {
+      const lines = (rest + chunk).split("\n")
+      rest = lines.pop()
+      for (const line of lines) {
+        if (line === "") continue
+        batch.push(JSON.parse(line))
+        records++
+        if (batch.length === recordsPerBatch) {
+          const full = batch
+          batch = []
+          await dispatch(full)
+        }
+      }
+    }
+    if (rest !== "") {
+      batch.push(JSON.parse(rest))
+      records++
+    }
+    if (batch.length > 0) await dispatch(batch)
+    await Promise.all(inFlight)
+    return { records, accepted, batches }
+  }
+}
+
+const pipeline = async () => {
+  const distDir = distArg ? resolve(distArg) : new URL("../dist", import.meta.url).pathname
+  const dist = (path) => import(pathToFileURL(join(distDir, path)).href)
+  const [{ run }, Checkpoint, DeadLetter, Ndjson, { TributaryClient }, { Effect, Layer, Redacted }, { NodeFileSystem }] =
+    await Promise.all([
+      dist("src/pipeline/run.js"),
+      dist("src/pipeline/Checkpoint.js"),
+      dist("src/pipeline/DeadLetter.js"),
+      dist("connectors/ndjson/index.js"),
+      dist("src/client/Client.js"),
+      import("effect"),
+      import("@effect/platform-node")
+    ])
+  const program = Effect.gen(function*() {
+    const client = yield* TributaryClient
+    return yield* run(client, {
+      source: Ndjson.fromFile(file),
+      destination: { datasetId },
+      checkpoint: yield* Checkpoint.file(join(workDir, "checkpoint.json")),
+      deadLetters: yield* DeadLetter.ndjsonFile(join(workDir, "dead-letters.ndjson")),
+      concurrency
+    })
+  }).pipe(
+    Effect.provide(Layer.merge(
+      TributaryClient.layer({ baseUrl, apiKey: Redacted.make(apiKey) }),
+      NodeFileSystem.layer
+    ))
+  )
+  return async () => {
+    const progress = await Effect.runPromise(program)
+    if (progress.deadLettered > 0) throw new Error(`${progress.deadLettered} dead letters`)
+    return { records: progress.read, accepted: progress.accepted, batches: null }
+  }
+}
+
+try {
+  const send = await (mode === "raw" ? raw() : pipeline())
+  const cpuBefore = cpuNow()
+  const started = performance.now()
+  const result = await send()
+  const seconds = (performance.now() - started) / 1000
+  const cpuMicros = cpuNow() - cpuBefore
+  process.stdout.write(`${JSON.stringify({ mode, ...result, seconds, cpuMicros, peakRssKb: peakRssKb() })}\n`)
+} catch (error) {
+  console.error(`${mode} sender failed:`, error)
+  process.exit(1)
+}

@@ -1,0 +1,435 @@
+// Throughput and memory of the NDJSON pipeline (`run` with `Ndjson.fromFile`) against a
+// hand-written raw sender.
+//
+//   npm run build && npm run bench:pipeline              (3 rounds of 1,000,000 records; 5,000,000 for memory)
+//   npm run bench:pipeline -- --quick                    (1 round of 100,000; 500,000 for memory; 20,000 end to end)
+//
+// Sections (--only overhead,memory,e2e picks some):
+//   overhead  a minimal raw node:http ingest server (bench/pipeline-server.mjs) takes the records
+//             from (a) the pipeline and (b) a raw sender (JSON.parse each line, POST 100-record
+//             bodies with undici.request, GET each ingestion), both with the same concurrency.
+//             Rounds are interleaved, alternating the order. Prints records/s, CPU and peak RSS of
+//             each sender and the median of the per-round ratios pipeline ÷ raw (goal >= 0.6).
+//   memory    the pipeline's peak RSS for --memory-records against --records, same raw server
+//             (goal: within 1.2x, i.e. memory does not grow with the input).
+//   e2e       the pipeline (and, for reference, the raw sender) into the real reference server
+//             (`tributary serve`), into a fresh dataset with a primary key.
+//
+// Options: --rounds N  --records N  --memory-records N  --e2e-records N  --concurrency N (8)
+//          --variant name=distDir   also runs the pipeline built into another dist tree in the
+//                                   overhead section (repeatable; e.g. a patched copy: it needs a
+//                                   node_modules symlink beside it)
+//          --sender-node-args="…"   extra node flags for the pipeline senders (e.g.
+//                                   "--cpu-prof --cpu-prof-dir=/tmp/prof"; read the profiles
+//                                   with bench/cpuprofile-top.mjs)
+//          --keep                   keeps the temporary directory (data files, checkpoints)
+//          --json FILE              also writes every run as JSON
+//
+// Every sender runs in a process of its own pinned to core 0 (taskset), every server in one
+// pinned to core 1. A run's seconds and CPU are measured inside the sender around the send only
+// (module loading excluded); peak RSS is the sender's VmHWM. Each pipeline run gets a fresh
+// checkpoint file and dead-letter file. Machines are noisy: read the ratios and CPU µs/record.
+// Exits 1 when a run fails or a sender's counts do not add up.
+import { execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { availableParallelism, tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { once } from "node:events"
+import { parseArgs } from "node:util"
+
+const here = (path) => new URL(path, import.meta.url).pathname
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    rounds: { type: "string" },
+    records: { type: "string" },
+    "memory-records": { type: "string" },
+    "e2e-records": { type: "string" },
+    concurrency: { type: "string", default: "8" },
+    only: { type: "string", default: "overhead,memory,e2e" },
+    variant: { type: "string", multiple: true, default: [] },
+    "sender-node-args": { type: "string", default: "" },
+    keep: { type: "boolean", default: false },
+    json: { type: "string" }
+  }
+})
+
+const rounds = Number(args.rounds ?? (args.quick ? 1 : 3))
+const records = Number(args.records ?? (args.quick ? 100_000 : 1_000_000))
+const memoryRecords = Number(args["memory-records"] ?? (args.quick ? 500_000 : 5_000_000))
+const e2eRecords = Number(args["e2e-records"] ?? (args.quick ? 20_000 : 200_000))
+const concurrency = Number(args.concurrency)
+const sections = new Set(args.only.split(","))
+const recordsPerBatch = 100
+const apiKey = `trb_${randomBytes(16).toString("hex")}`
+
+const pipelines = [
+  { name: "pipeline", mode: "pipeline", dist: undefined },
+  ...args.variant.map((spec) => {
+    const [name, dir] = spec.split("=")
+    if (!name || !dir) throw new Error(`--variant wants name=distDir, got ${spec}`)
+    return { name, mode: "pipeline", dist: dir }
+  })
+]
+const rawSender = { name: "raw", mode: "raw", dist: undefined }
+
+// ---- pinning and /proc -------------------------------------------------------------------------
+
+const hasTaskset = (() => {
+  try {
+    execFileSync("taskset", ["-V"], { stdio: "ignore" })
+    return availableParallelism() >= 2
+  } catch {
+    return false
+  }
+})()
+if (hasTaskset) execFileSync("taskset", ["-a", "-cp", "0", String(process.pid)], { stdio: "ignore" })
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** utime + stime of a process, in µs. */
+const cpuMicros = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6
+}
+
+const pinned = (core, command) =>
+  hasTaskset ? ["taskset", ["-c", String(core), ...command]] : [command[0], command.slice(1)]
+
+// ---- data --------------------------------------------------------------------------------------
+
+const work = mkdtempSync(join(tmpdir(), "tributary-bench-pipeline-"))
+const cleanUp = () => {
+  if (!args.keep) rmSync(work, { recursive: true, force: true })
+}
+process.on("exit", cleanUp)
+
+/** An NDJSON file of `count` records of about 100 bytes, keyed by a unique `id`. */
+const generate = async (count) => {
+  const path = join(work, `records-${count}.ndjson`)
+  const out = createWriteStream(path)
+  const lines = []
+  for (let n = 1; n <= count; n++) {
+    lines.push(
+      `{"id":"rec-${String(n).padStart(9, "0")}","ts":"2026-11-01T10:${String(n % 60).padStart(2, "0")}:00Z",` +
+        `"amount":${(n % 10_000) / 100},"country":"SI","tags":["a","b"],"n":${n}}`
+    )
+    if (lines.length === 10_000 || n === count) {
+      if (!out.write(`${lines.join("\n")}\n`)) await once(out, "drain")
+      lines.length = 0
+    }
+  }
+  out.end()
+  await once(out, "finish")
+  return path
+}
+
+// ---- servers -----------------------------------------------------------------------------------
+
+/** Starts a server pinned to core 1; `ready` turns its first stdout line into its base URL. */
+const startServer = (name, command, ready) =>
+  new Promise((resolveStart, rejectStart) => {
+    const [file, argv] = pinned(1, command)
+    const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
+    const exited = new Promise((r) => child.once("exit", r))
+    const onEarlyExit = (code) => rejectStart(new Error(`${name} exited (${code}) before listening`))
+    child.once("exit", onEarlyExit)
+    createInterface({ input: child.stdout }).once("line", (line) => {
+      child.off("exit", onEarlyExit)
+      child.stdout.resume()
+      resolveStart({
+        name,
+        pid: child.pid,
+        url: ready(line),
+        stop: async () => {
+          child.kill("SIGTERM")
+          await exited
+        }
+      })
+    })
+  })
+
+const startRawServer = () =>
+  startServer("raw server", [process.execPath, here("./pipeline-server.mjs"), apiKey], (line) =>
+    `http://127.0.0.1:${JSON.parse(line).port}`)
+
+const startReferenceServer = () =>
+  startServer(
+    "reference server",
+    [process.execPath, here("../bin/tributary.js"), "serve", "--host", "127.0.0.1", "--port", "0", "--api-key", apiKey],
+    (line) => {
+      const url = /listening on (\S+)/.exec(line)?.[1]
+      if (url === undefined) throw new Error(`unexpected first line from tributary serve: ${line}`)
+      return url
+    }
+  )
+
+const call = async (url, method, path, payload) => {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-api-key": apiKey },
+    body: payload === undefined ? undefined : JSON.stringify(payload)
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${text}`)
+  return JSON.parse(text)
+}
+
+/** A data source and a dataset with the records' columns and primary key `id`. */
+const createDataset = async (url) => {
+  const source = await call(url, "POST", "/v2/data-sources", { name: "bench" })
+  const dataset = await call(url, "POST", "/v2/datasets", {
+    name: `bench-${randomBytes(3).toString("hex")}`,
+    dataSourceId: source.data.id,
+    schema: [
+      { id: "id", dataType: "string" },
+      { id: "ts", dataType: "datetime" },
+      { id: "amount", dataType: "number" },
+      { id: "country", dataType: "string" },
+      { id: "tags", dataType: "string" },
+      { id: "n", dataType: "number" }
+    ],
+    primaryKey: ["id"]
+  })
+  return dataset.data.id
+}
+
+// ---- senders -----------------------------------------------------------------------------------
+
+let runNumber = 0
+
+/** Runs one sender to the end of `file`; answers its report plus the server's CPU meanwhile. */
+const send = async (sender, server, datasetId, file, expected) => {
+  const dir = mkdtempSync(join(work, `run-${++runNumber}-`))
+  const nodeArgs = sender.mode === "pipeline" ? args["sender-node-args"].split(" ").filter(Boolean) : []
+  const command = [
+    process.execPath,
+    ...nodeArgs,
+    here("./pipeline-sender.mjs"),
+    sender.mode,
+    server.url,
+    apiKey,
+    datasetId,
+    file,
+    String(concurrency),
+    dir,
+    ...(sender.dist ? [sender.dist] : [])
+  ]
+  const statsBefore = server.name === "raw server" ? await call(server.url, "GET", "/stats") : undefined
+  const serverCpuBefore = cpuMicros(server.pid)
+  const [bin, argv] = pinned(0, command)
+  const child = spawn(bin, argv, { stdio: ["ignore", "pipe", "inherit"] })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  const [code] = await once(child, "exit")
+  const serverCpu = cpuMicros(server.pid) - serverCpuBefore
+  if (code !== 0) throw new Error(`${sender.name} sender exited with ${code}`)
+  const report = JSON.parse(output.trim().split("\n").pop())
+  const problems = []
+  if (report.records !== expected) problems.push(`read ${report.records} of ${expected} records`)
+  if (statsBefore !== undefined) {
+    const stats = await call(server.url, "GET", "/stats")
+    const posts = stats.posts - statsBefore.posts
+    if (posts !== Math.ceil(expected / recordsPerBatch)) problems.push(`${posts} POSTs for ${expected} records`)
+  } else if (report.accepted !== expected) {
+    problems.push(`${report.accepted} of ${expected} records stored`)
+  }
+  if (!args.keep) rmSync(dir, { recursive: true, force: true })
+  return {
+    sender: sender.name,
+    records: report.records,
+    seconds: report.seconds,
+    recordsPerSec: report.records / report.seconds,
+    cpuSeconds: report.cpuMicros / 1e6,
+    cpuMicrosPerRecord: report.cpuMicros / report.records,
+    senderCore: report.cpuMicros / 1e6 / report.seconds,
+    peakRssMb: report.peakRssKb / 1024,
+    serverCore: serverCpu / 1e6 / report.seconds,
+    problems
+  }
+}
+
+// ---- report ------------------------------------------------------------------------------------
+
+const median = (xs) => {
+  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)
+  if (s.length === 0) return NaN
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+const fmt = (x, digits = 0) =>
+  Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "-"
+const pad = (cells, widths) =>
+  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")
+const table = (header, rows) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
+  console.log(pad(header, widths))
+  console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  for (const row of rows) console.log(pad(row, widths))
+}
+const runLine = (label, run) =>
+  console.log(
+    `${label} ${run.sender}: ${fmt(run.recordsPerSec)} records/s, ${fmt(run.seconds, 1)} s, ` +
+      `CPU ${fmt(run.cpuSeconds, 1)} s (${fmt(run.cpuMicrosPerRecord, 1)} µs/record), peak RSS ${fmt(run.peakRssMb)} MB, ` +
+      `server ${fmt(run.serverCore * 100)}% of a core` +
+      (run.problems.length > 0 ? `, FAILED: ${run.problems.join("; ")}` : "")
+  )
+
+const all = []
+const record = (section, round, run) => {
+  all.push({ section, round, ...run })
+  return run
+}
+
+console.log(
+  `pipeline bench: concurrency ${concurrency}, ${recordsPerBatch} records per batch; ` +
+    (hasTaskset ? "senders on core 0, servers on core 1" : "no taskset: nothing pinned") +
+    `\nnode ${process.version}, temp dir ${work}`
+)
+
+const needsMain = sections.has("overhead") || sections.has("memory")
+const mainFile = needsMain ? await generate(records) : undefined
+let failed = false
+
+// ---- 1. overhead ---------------------------------------------------------------------------
+
+const overheadRuns = []
+if (sections.has("overhead")) {
+  console.log(`\n== 1. pipeline overhead: ${fmt(records)} records into a raw node:http server, ${rounds} round(s)`)
+  const server = await startRawServer()
+  try {
+    const senders = [rawSender, ...pipelines]
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? senders : [...senders].reverse()
+      for (const sender of order) {
+        const run = record("overhead", round, await send(sender, server, "bench", mainFile, records))
+        overheadRuns.push({ round, ...run })
+        runLine(`round ${round + 1}`, run)
+      }
+    }
+  } finally {
+    await server.stop()
+  }
+  const of = (name) => overheadRuns.filter((r) => r.sender === name)
+  console.log("\nmedians over rounds (peak RSS: max)")
+  table(
+    ["sender", "records/s", "seconds", "CPU s", "CPU µs/record", "sender core %", "peak RSS MB", "server core %"],
+    [rawSender, ...pipelines].map(({ name }) => {
+      const rs = of(name)
+      return [
+        name,
+        fmt(median(rs.map((r) => r.recordsPerSec))),
+        fmt(median(rs.map((r) => r.seconds)), 1),
+        fmt(median(rs.map((r) => r.cpuSeconds)), 1),
+        fmt(median(rs.map((r) => r.cpuMicrosPerRecord)), 1),
+        fmt(median(rs.map((r) => r.senderCore * 100))),
+        fmt(Math.max(...rs.map((r) => r.peakRssMb))),
+        fmt(median(rs.map((r) => r.serverCore * 100)))
+      ]
+    })
+  )
+  const ratios = (name, key, invert) => {
+    const xs = []
+    for (let round = 0; round < rounds; round++) {
+      const raw = overheadRuns.find((r) => r.round === round && r.sender === "raw")
+      const other = overheadRuns.find((r) => r.round === round && r.sender === name)
+      if (raw && other) xs.push(invert ? raw[key] / other[key] : other[key] / raw[key])
+    }
+    return xs
+  }
+  const range = (xs) => `${fmt(median(xs), 2)} (${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)})`
+  console.log("\nratios to raw (median of per-round ratios; range); goal: records/s ratio >= 0.6")
+  table(
+    ["sender", "records/s ÷ raw", "raw CPU µs/record ÷ CPU µs/record", "peak RSS ÷ raw", "goal"],
+    pipelines.map(({ name }) => {
+      const speed = ratios(name, "recordsPerSec", false)
+      return [
+        name,
+        range(speed),
+        range(ratios(name, "cpuMicrosPerRecord", true)),
+        range(ratios(name, "peakRssMb", false)),
+        median(speed) >= 0.6 ? "met" : "NOT met"
+      ]
+    })
+  )
+}
+
+// ---- 2. memory -----------------------------------------------------------------------------
+
+if (sections.has("memory")) {
+  console.log(`\n== 2. memory: pipeline peak RSS for ${fmt(memoryRecords)} records against ${fmt(records)}`)
+  const bigFile = await generate(memoryRecords)
+  const server = await startRawServer()
+  const rows = []
+  try {
+    let small = overheadRuns.filter((r) => r.sender === "pipeline")
+    if (small.length === 0) {
+      small = [record("memory", 0, await send(pipelines[0], server, "bench", mainFile, records))]
+      runLine(`${fmt(records)}`, small[0])
+    }
+    const big = record("memory", 0, await send(pipelines[0], server, "bench", bigFile, memoryRecords))
+    runLine(`${fmt(memoryRecords)}`, big)
+    const smallRss = Math.max(...small.map((r) => r.peakRssMb))
+    rows.push(
+      [fmt(records), small.length, fmt(median(small.map((r) => r.recordsPerSec))), fmt(smallRss), "1.00", ""],
+      [
+        fmt(memoryRecords),
+        1,
+        fmt(big.recordsPerSec),
+        fmt(big.peakRssMb),
+        fmt(big.peakRssMb / smallRss, 2),
+        big.peakRssMb / smallRss <= 1.2 ? "met" : "NOT met"
+      ]
+    )
+  } finally {
+    await server.stop()
+  }
+  console.log()
+  table(["records", "runs", "records/s", "peak RSS MB (max)", "÷ smaller", "goal <= 1.2"], rows)
+}
+
+// ---- 3. end to end -------------------------------------------------------------------------
+
+if (sections.has("e2e")) {
+  console.log(`\n== 3. end to end: ${fmt(e2eRecords)} records into the reference server (tributary serve)`)
+  const file = await generate(e2eRecords)
+  const rows = []
+  for (const sender of [pipelines[0], rawSender]) {
+    const server = await startReferenceServer()
+    try {
+      const datasetId = await createDataset(server.url)
+      const run = record("e2e", 0, await send(sender, server, datasetId, file, e2eRecords))
+      runLine("e2e", run)
+      const rowCount = (await call(server.url, "GET", `/v2/datasets/${datasetId}`)).data.rowCount
+      if (rowCount !== e2eRecords) run.problems.push(`the dataset holds ${rowCount} rows`)
+      rows.push([
+        sender.name,
+        fmt(run.recordsPerSec),
+        fmt(run.seconds, 1),
+        fmt(run.cpuMicrosPerRecord, 1),
+        fmt(run.peakRssMb),
+        fmt(run.serverCore * 100),
+        fmt(rowCount)
+      ])
+    } finally {
+      await server.stop()
+    }
+  }
+  console.log()
+  table(["sender", "records/s", "seconds", "sender CPU µs/record", "peak RSS MB", "server core %", "rows stored"], rows)
+}
+
+failed = all.some((r) => r.problems.length > 0)
+if (args.json) writeFileSync(args.json, `${JSON.stringify({ records, memoryRecords, e2eRecords, concurrency, rounds, runs: all }, null, 2)}\n`)
+if (failed) console.error("\nsome runs did not deliver every record (see FAILED above)")
+process.exit(failed ? 1 : 0)

@@ -2,14 +2,15 @@
  * Checkpoints: the committed position of each partition, and the batch cuts that must be
  * repeated after a restart.
  *
- * A cut is recorded before a partial batch (one closed by the linger timer or the end of
- * the input) is sent. After a crash the batcher finds the cut and closes the batch at the
- * same record, so the batch goes out again with the same records under the same
- * idempotency key, and the service replays instead of ingesting twice.
+ * Every batch's cut is recorded before the batch is sent. After a crash the batcher finds
+ * the cut and closes the batch at the same record, however fast or slowly the records come
+ * back, so the batch goes out again with the same records under the same idempotency key,
+ * and the service replays instead of ingesting twice.
  *
  * @since 0.1.0
  */
-import { open, readFile, rename } from "node:fs/promises"
+import { open, readdir, readFile, rename, unlink } from "node:fs/promises"
+import { basename, dirname, join } from "node:path"
 import { Data, Effect, Ref } from "effect"
 import type { Position } from "./Source.js"
 
@@ -55,7 +56,8 @@ export class CheckpointError extends Data.TaggedError("CheckpointError")<{
  */
 export interface CheckpointStore {
   readonly load: Effect.Effect<Checkpoint, CheckpointError>
-  readonly recordCut: (cut: BatchCut) => Effect.Effect<void, CheckpointError>
+  /** Records batch boundaries, all in one durable write. */
+  readonly recordCuts: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, CheckpointError>
   /** Commits a partition's position and forgets the cuts it has passed. */
   readonly commit: (position: Position) => Effect.Effect<void, CheckpointError>
 }
@@ -65,9 +67,12 @@ const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => (
   cuts: checkpoint.cuts.filter((cut) => cut.partition !== position.partition || cut.last > position.offset)
 })
 
-const withCut = (checkpoint: Checkpoint, cut: BatchCut): Checkpoint => ({
+const withCuts = (checkpoint: Checkpoint, cuts: ReadonlyArray<BatchCut>): Checkpoint => ({
   ...checkpoint,
-  cuts: [...checkpoint.cuts.filter((c) => c.partition !== cut.partition || c.first !== cut.first), cut]
+  cuts: [
+    ...checkpoint.cuts.filter((c) => !cuts.some((cut) => c.partition === cut.partition && c.first === cut.first)),
+    ...cuts
+  ]
 })
 
 /**
@@ -79,7 +84,7 @@ export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<Che
   Effect.map(Ref.make(initial), (ref) => ({
     load: Ref.get(ref),
     current: Ref.get(ref),
-    recordCut: (cut) => Ref.update(ref, (c) => withCut(c, cut)),
+    recordCuts: (cuts) => Ref.update(ref, (c) => withCuts(c, cuts)),
     commit: (position) => Ref.update(ref, (c) => withCommit(c, position))
   }))
 
@@ -91,6 +96,7 @@ export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<Che
  */
 export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointError> =>
   Effect.gen(function*() {
+    yield* removeStaleTemporaries(path)
     const loaded = yield* readCheckpointFile(path)
     const state = yield* Ref.make(loaded)
     const lock = yield* Effect.makeSemaphore(1)
@@ -100,7 +106,7 @@ export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointErr
       )
     return {
       load: Ref.get(state),
-      recordCut: (cut) => persist((c) => withCut(c, cut)),
+      recordCuts: (cuts) => (cuts.length === 0 ? Effect.void : persist((c) => withCuts(c, cuts))),
       commit: (position) => persist((c) => withCommit(c, position))
     }
   })
@@ -137,6 +143,17 @@ export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, Chec
   )
 
 let writes = 0
+
+/** Temporary files left by a process killed in the middle of a write. */
+const removeStaleTemporaries = (path: string) =>
+  Effect.promise(async () => {
+    const folder = dirname(path)
+    const prefix = `${basename(path)}.`
+    const names = await readdir(folder).catch(() => [] as Array<string>)
+    await Promise.all(
+      names.filter((name) => name.startsWith(prefix) && name.endsWith(".tmp")).map((name) => unlink(join(folder, name)).catch(() => undefined))
+    )
+  })
 
 /**
  * Uninterruptible: an interrupted promise would go on writing while the next write starts.

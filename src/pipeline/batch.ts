@@ -2,11 +2,11 @@
  * `batch`: group valid records per partition into ingestion-sized batches.
  *
  * A batch closes at `max` records, before it would pass `maxBytes` of request body, or
- * `linger` after its first record. Count and size boundaries repeat by themselves when the
- * same records are read again; a batch closed by time (or by the end of the input) is
- * recorded in the checkpoint store before it is emitted, and a recorded boundary is
- * honoured when its first record comes round again. So after a crash every batch is
- * rebuilt with the same records, under the same idempotency key.
+ * `linger` after its first record. Every boundary is recorded in the checkpoint store before
+ * its batch is emitted, and a recorded boundary is honoured when its first record comes round
+ * again, whatever the clock says (the timer never closes such a batch early). So after a crash
+ * every batch already sent is rebuilt with the same records, under the same idempotency key,
+ * even when the records come back at a different pace (stdin, a slow consumer).
  *
  * Dead letters read while a batch is open travel with that batch, so that a batch and the
  * dead letters inside its span are committed together and commits only ever land between
@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Stream } from "effect"
+import { type Chunk, Clock, Duration, Effect, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetter } from "./DeadLetter.js"
@@ -61,8 +61,8 @@ export interface BatchOptions {
   readonly maxBytes: number
   /** How long a partial batch may wait for more records. */
   readonly linger: Duration.DurationInput
-  /** Where time- and end-closed boundaries are recorded, and read back after a restart. */
-  readonly checkpoint: Pick<CheckpointStore, "recordCut">
+  /** Where boundaries are recorded before their batches go out. */
+  readonly checkpoint: Pick<CheckpointStore, "recordCuts">
   /** Boundaries recorded by an earlier run. */
   readonly recordedCuts: ReadonlyArray<BatchCut>
 }
@@ -86,7 +86,7 @@ interface Open {
 }
 
 type Input =
-  | { readonly _tag: "Element"; readonly checked: Checked }
+  | { readonly _tag: "Elements"; readonly chunk: Chunk.Chunk<Checked> }
   | { readonly _tag: "Tick" }
   | { readonly _tag: "End" }
 
@@ -100,15 +100,13 @@ export const batch: {
   <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions): Stream.Stream<Unit, E | CheckpointError, R>
 } = dual(2, <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions) => {
   const lingerMillis = Duration.toMillis(options.linger)
-  const recorded = new Map<string, number>()
-  for (const cut of options.recordedCuts) recorded.set(`${cut.partition}\u0000${cut.first}`, cut.last)
+  const recordedCuts = new Map<string, number>()
+  for (const cut of options.recordedCuts) recordedCuts.set(`${cut.partition}\u0000${cut.first}`, cut.last)
   const open = new Map<string, Open>()
 
-  const close = (partition: string, state: Open, closedBy: Batch["closedBy"]): Effect.Effect<Unit, CheckpointError> => {
+  const close = (partition: string, state: Open, closedBy: Batch["closedBy"]): Unit => {
     open.delete(partition)
-    const first = state.records[0]!.position.offset
-    const last = state.records[state.records.length - 1]!.position.offset
-    const unit: Unit = {
+    return {
       _tag: "Batch",
       batch: {
         partition,
@@ -120,66 +118,75 @@ export const batch: {
         closedBy
       }
     }
-    // A boundary chosen by the clock or the end of input would not repeat by itself.
-    return (closedBy === "linger" || closedBy === "end")
-      ? Effect.as(options.checkpoint.recordCut({ partition, first, last }), unit)
-      : Effect.succeed(unit)
   }
 
-  const add = (checked: Checked, now: number): Effect.Effect<ReadonlyArray<Unit>, CheckpointError> =>
-    Effect.gen(function*() {
-      if (checked._tag === "Dead") {
-        const partition = checked.letter.position.partition
-        const state = open.get(partition)
-        if (state === undefined) return [{ _tag: "Dead", seq: checked.seq, letter: checked.letter }]
-        state.deadLetters.push(checked.letter)
-        state.toSeq = checked.seq
-        state.lastPosition = checked.letter.position
-        return []
-      }
-      const { partition, offset } = checked.position
-      const out: Array<Unit> = []
-      let state = open.get(partition)
-      const recordBytes = checked.json.length + 1
-      if (state !== undefined) {
-        const pastRecordedCut = state.recordedLast !== undefined && offset > state.recordedLast
-        const overSize = state.bytes + recordBytes > options.maxBytes
-        if (pastRecordedCut || overSize) {
-          out.push(yield* close(partition, state, pastRecordedCut ? "recorded" : "bytes"))
-          state = undefined
-        }
-      }
-      if (state === undefined) {
-        state = {
-          records: [],
-          deadLetters: [],
-          fromSeq: checked.seq,
-          toSeq: checked.seq,
-          lastPosition: checked.position,
-          bytes: envelopeBytes,
-          startedAt: now,
-          recordedLast: recorded.get(`${partition}\u0000${offset}`)
-        }
-        open.set(partition, state)
-      }
-      state.records.push({ position: checked.position, value: checked.value, json: checked.json })
-      state.bytes += recordBytes
+  /** Takes one element; answers the batches it closed (by size, count or a recorded cut). */
+  const add = (checked: Checked, now: number): ReadonlyArray<Unit> => {
+    if (checked._tag === "Dead") {
+      const partition = checked.letter.position.partition
+      const state = open.get(partition)
+      if (state === undefined) return [{ _tag: "Dead", seq: checked.seq, letter: checked.letter }]
+      state.deadLetters.push(checked.letter)
       state.toSeq = checked.seq
-      state.lastPosition = checked.position
-      if (state.recordedLast !== undefined && offset >= state.recordedLast) {
-        out.push(yield* close(partition, state, "recorded"))
-      } else if (state.records.length >= options.max) {
-        out.push(yield* close(partition, state, "count"))
+      state.lastPosition = checked.letter.position
+      return []
+    }
+    const { partition, offset } = checked.position
+    const out: Array<Unit> = []
+    let state = open.get(partition)
+    const recordBytes = checked.json.length + 1
+    if (state !== undefined) {
+      const pastRecordedCut = state.recordedLast !== undefined && offset > state.recordedLast
+      const overSize = state.bytes + recordBytes > options.maxBytes
+      if (pastRecordedCut || overSize) {
+        out.push(close(partition, state, pastRecordedCut ? "recorded" : "bytes"))
+        state = undefined
       }
-      return out
-    })
+    }
+    if (state === undefined) {
+      state = {
+        records: [],
+        deadLetters: [],
+        fromSeq: checked.seq,
+        toSeq: checked.seq,
+        lastPosition: checked.position,
+        bytes: envelopeBytes,
+        startedAt: now,
+        recordedLast: recordedCuts.get(`${partition}\u0000${offset}`)
+      }
+      open.set(partition, state)
+    }
+    state.records.push({ position: checked.position, value: checked.value, json: checked.json })
+    state.bytes += recordBytes
+    state.toSeq = checked.seq
+    state.lastPosition = checked.position
+    if (state.recordedLast !== undefined && offset >= state.recordedLast) {
+      out.push(close(partition, state, "recorded"))
+    } else if (state.records.length >= options.max) {
+      out.push(close(partition, state, "count"))
+    }
+    return out
+  }
 
-  const closeWhere = (predicate: (state: Open) => boolean, closedBy: Batch["closedBy"]) =>
-    Effect.forEach([...open].filter(([, state]) => predicate(state)), ([partition, state]) => close(partition, state, closedBy))
+  const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
+    unit._tag === "Batch" && unit.batch.closedBy !== "recorded"
+      ? [{
+        partition: unit.batch.partition,
+        first: unit.batch.records[0]!.position.offset,
+        last: unit.batch.records[unit.batch.records.length - 1]!.position.offset
+      }]
+      : []
 
+  /** Emits units only once their new boundaries are durable. */
+  const recorded = (units: ReadonlyArray<Unit>) => Effect.as(options.checkpoint.recordCuts(units.flatMap(cutOf)), units)
+
+  const closeWhere = (predicate: (state: Open) => boolean, closedBy: "linger" | "end") =>
+    recorded([...open].filter(([, state]) => predicate(state)).map(([partition, state]) => close(partition, state, closedBy)))
+
+  // Whole chunks go through the merge: one step per chunk, not per record.
   const inputs: Stream.Stream<Input, E, R> = Stream.merge(
     Stream.concat(
-      Stream.map(self, (checked): Input => ({ _tag: "Element", checked })),
+      Stream.map(Stream.chunks(self), (chunk): Input => ({ _tag: "Elements", chunk })),
       Stream.succeed<Input>({ _tag: "End" })
     ),
     Stream.map(Stream.tick(Duration.millis(Math.max(1, Math.floor(lingerMillis / 4)))), (): Input => ({ _tag: "Tick" })),
@@ -189,10 +196,11 @@ export const batch: {
   return Stream.mapConcatEffect(inputs, (input) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       switch (input._tag) {
-        case "Element":
-          return add(input.checked, now)
+        case "Elements":
+          return recorded(Array.from(input.chunk).flatMap((checked) => add(checked, now)))
         case "Tick":
-          return closeWhere((state) => now - state.startedAt >= lingerMillis, "linger")
+          // A batch with a recorded boundary was sent before: it must close where it did then.
+          return closeWhere((state) => state.recordedLast === undefined && now - state.startedAt >= lingerMillis, "linger")
         case "End":
           return closeWhere(() => true, "end")
       }

@@ -121,6 +121,7 @@ const firstError = (answer: Answer) => {
 
 /** Matches the records the service echoes in `errors[].record` back to their positions. */
 const rejectedLetters = (records: ReadonlyArray<BatchRecord>, errors: ReadonlyArray<any>): Array<DeadLetter> => {
+  if (errors.length === 0) return []
   const byText = new Map<string, Array<BatchRecord>>()
   for (const record of records) {
     const text = JSON.stringify(record.value)

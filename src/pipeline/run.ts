@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { HttpClientRequest } from "@effect/platform"
-import { Clock, Data, Duration, Effect, Fiber, Schedule, Stream } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, Fiber, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
 import { batch, type Batch, type Unit } from "./batch.js"
@@ -100,9 +100,10 @@ export const run = <E, R>(
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
     const loaded = yield* config.checkpoint.load
     const tracker = new CommitTracker()
-    let progress = emptyProgress(yield* Clock.currentTimeMillis)
+    // Counters change for every record: one mutable object, copied only for snapshots.
+    const progress: { -readonly [K in keyof Progress]: Progress[K] } = emptyProgress(yield* Clock.currentTimeMillis)
     const update = (change: (p: Progress) => Partial<Progress>) => {
-      progress = { ...progress, ...change(progress) }
+      Object.assign(progress, change(progress))
     }
     const emit = config.onEvent ?? (() => Effect.void)
     const snapshot = Effect.map(Clock.currentTimeMillis, (now): Progress => ({
@@ -195,26 +196,27 @@ export const run = <E, R>(
         )
 
     const nextSeq = new Map<string, number>()
-    const sequenced: Stream.Stream<Sequenced, E, R> = Stream.mapEffect(
+    const sequenced: Stream.Stream<Sequenced, E, R> = Stream.mapChunks(
       config.source.elements(loaded.positions),
-      (element) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
+      (chunk) => {
+        const now = Date.now()
+        return Chunk.map(chunk, (element) => {
           const partition = element.position.partition
           const seq = nextSeq.get(partition) ?? 0
           nextSeq.set(partition, seq + 1)
           tracker.read(partition, seq, now)
-          update((p) => ({ read: p.read + 1, valid: p.valid + (element._tag === "Record" ? 1 : 0) }))
+          progress.read++
           return { seq, element }
         })
+      }
     )
 
     yield* sequenced.pipe(
       validate(schema),
-      Stream.tap((checked) =>
-        checked._tag === "Dead" && checked.letter.stage === "validate"
-          ? Effect.sync(() => update((p) => ({ valid: p.valid - 1 })))
-          : Effect.void
-      ),
+      Stream.mapChunks((chunk) => {
+        for (const checked of chunk) if (checked._tag === "Valid") progress.valid++
+        return chunk
+      }),
       batch({
         max: config.batch?.max ?? defaultBatch.max,
         maxBytes: config.batch?.maxBytes ?? defaultBatch.maxBytes,

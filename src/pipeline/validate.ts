@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Stream } from "effect"
+import { Chunk, Stream } from "effect"
 import { dual } from "effect/Function"
 import { checkRecord, type Column } from "../records.js"
 import type { DeadLetter } from "./DeadLetter.js"
@@ -96,4 +96,8 @@ export const checkElement = (schema: DatasetSchema) => {
 export const validate: {
   (schema: DatasetSchema): <E, R>(self: Stream.Stream<Sequenced, E, R>) => Stream.Stream<Checked, E, R>
   <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema): Stream.Stream<Checked, E, R>
-} = dual(2, <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema) => Stream.map(self, checkElement(schema)))
+} = dual(2, <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema) => {
+  const check = checkElement(schema)
+  // Whole chunks at a time: a per-element effect would cost more than the check itself.
+  return Stream.mapChunks(self, (chunk) => Chunk.map(chunk, check))
+})

@@ -201,13 +201,10 @@ describe.concurrent("crash test: SIGKILL at random moments against a faulty serv
   }, 420_000)
 
   // Records that arrive slowly close batches by the linger timer, so the batch boundaries
-  // depend on timing and must be read back from the checkpoint after each kill.
-  // Skipped for now: it fails in about one run of three. A batch closed by count is not
-  // recorded; when its records come round again after a kill more slowly than the first
-  // time, the linger timer closes the batch at another record, under another key, and the
-  // service stores the records again (e.g. records 367..466 sent as one batch before a kill,
-  // then 367..372 and 373..472 after it). Enable it with the fix in src/pipeline/batch.ts.
-  it.skip("records trickling in on standard input (batches cut by time) end stored once each", async () => {
+  // depend on timing and must be read back from the checkpoint after each kill; a batch that
+  // went out before a kill must close at the same record after it, however slowly its
+  // records come back (this once stored records 367..466 again as 367..372 and 373..472).
+  it("records trickling in on standard input (batches cut by time) end stored once each", async () => {
     await crashScenario({
       name: "trickle",
       primaryKey: false,

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { Effect } from "effect"
 import { DefaultPageSize, MaxPageSize } from "../api/v2/common.js"
 
 /**
@@ -56,3 +57,28 @@ export const sortedBy = <A>(
  */
 export const matchesSearch = (name: string, search: string | undefined): boolean =>
   search === undefined || name.toLowerCase().includes(search.toLowerCase())
+
+/**
+ * A v2 list: the entities whose name matches `search`, shown as items, sorted by an item
+ * field, one page of them.
+ *
+ * @since 0.1.0
+ */
+export const listPage = <A extends { readonly name: string }, K extends string, I extends Record<K, string | number | null>, E, R>(
+  entities: ReadonlyArray<A>,
+  params: {
+    readonly search?: string | undefined
+    readonly sortBy?: K | undefined
+    readonly sortOrder?: "asc" | "desc" | undefined
+    readonly page?: number | undefined
+    readonly pageSize?: number | undefined
+  },
+  toItem: (entity: A) => Effect.Effect<I, E, R>
+) =>
+  Effect.map(
+    Effect.forEach(entities.filter((entity) => matchesSearch(entity.name, params.search)), toItem),
+    (items) => {
+      const sortBy = params.sortBy
+      return pageOf(sortedBy(items, sortBy === undefined ? undefined : (item) => item[sortBy], params.sortOrder), params)
+    }
+  )

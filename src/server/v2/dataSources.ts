@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { idempotent } from "../idempotency.js"
-import { matchesSearch, pageOf, sortedBy } from "../paging.js"
+import { listPage } from "../paging.js"
 import { respond } from "../request.js"
 import {
   createDataSource,
@@ -69,16 +69,9 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
     .handle("list", ({ urlParams }) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const visible = (yield* listVisibleDataSources(principal)).filter((d) =>
-          matchesSearch(d.name, urlParams.search) && (urlParams.connectionId === undefined)
-        )
-        const items = yield* Effect.forEach(visible, listItem)
-        const sorted = sortedBy(
-          items,
-          urlParams.sortBy === undefined ? undefined : (item) => item[urlParams.sortBy!],
-          urlParams.sortOrder
-        )
-        return yield* respond("success", { data: pageOf(sorted, urlParams) })
+        // Only API data sources exist here: a connection filter matches none of them.
+        const visible = urlParams.connectionId === undefined ? yield* listVisibleDataSources(principal) : []
+        return yield* respond("success", { data: yield* listPage(visible, urlParams, listItem) })
       }))
     .handle("create", ({ headers, payload }) =>
       Effect.gen(function*() {

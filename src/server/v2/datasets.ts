@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { idempotent } from "../idempotency.js"
-import { matchesSearch, pageOf, sortedBy } from "../paging.js"
+import { listPage, pageOf, sortedBy } from "../paging.js"
 import { respond } from "../request.js"
 import {
   checkSchema,
@@ -132,16 +132,9 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const visible = (yield* listVisibleDatasets(principal)).filter((d) =>
-          matchesSearch(d.name, urlParams.search) &&
-          (urlParams.dataSourceId === undefined || d.dataSourceId === urlParams.dataSourceId)
+          urlParams.dataSourceId === undefined || d.dataSourceId === urlParams.dataSourceId
         )
-        const items = yield* Effect.forEach(visible, listItem)
-        const sorted = sortedBy(
-          items,
-          urlParams.sortBy === undefined ? undefined : (item) => item[urlParams.sortBy!],
-          urlParams.sortOrder
-        )
-        return yield* respond("success", { data: pageOf(sorted, urlParams) })
+        return yield* respond("success", { data: yield* listPage(visible, urlParams, listItem) })
       }))
     .handle("create", ({ headers, payload }) =>
       Effect.gen(function*() {

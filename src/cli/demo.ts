@@ -12,7 +12,6 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Command, Options } from "@effect/cli"
 import { HttpServer } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Redacted } from "effect"
 import { TributaryClient } from "../client/Client.js"
 import * as ReferenceServer from "../server/http.js"
@@ -86,5 +85,5 @@ export const demoCommand = Command.make("demo", { port, keepServing, file }, (op
       yield* Console.log(`still serving on ${url}; try: curl -H 'x-api-key: ${apiKey}' '${url}/v2/datasets/${dataset.data.id}/data?pageSize=3'`)
       return yield* Effect.never
     }
-  }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
+  }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Run the main job on the embedded defaults: server, dataset, sample ingest"))

@@ -21,12 +21,13 @@
  * @since 0.1.0
  */
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { identity } from "effect/Function"
 import { V1Api } from "../api/v1.js"
 import { V2Api } from "../api/v2/index.js"
 import { withIdempotencyKeys } from "./idempotency.js"
 import { defaultRetryPolicy, withRetries, type RetryPolicy } from "./retry.js"
+import * as Transport from "./transport.js"
 
 /**
  * @since 0.1.0
@@ -36,6 +37,12 @@ export interface ClientConfig {
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted<string>
   readonly retry?: Partial<RetryPolicy> | undefined
+  /**
+   * Trace the raw `http` client's requests too (the pipeline's ingest and polls). Off by
+   * default: a span costs about as much as the rest of the request, and the pipeline reports
+   * its progress as events. The typed `v1` and `v2` clients are always traced.
+   */
+  readonly traceRequests?: boolean | undefined
 }
 
 const makeClients = (config: ClientConfig) =>
@@ -53,7 +60,10 @@ const makeClients = (config: ClientConfig) =>
       v1,
       v2,
       /** The authenticated, retrying HTTP client with the base URL applied, for hot paths. */
-      http: http.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(config.baseUrl)))
+      http: http.pipe(
+        HttpClient.mapRequest(HttpClientRequest.prependUrl(config.baseUrl)),
+        config.traceRequests === true ? identity : HttpClient.withTracerDisabledWhen(() => true)
+      )
     }
   })
 
@@ -73,10 +83,13 @@ export class TributaryClient extends Context.Tag("tributary/Client")<TributaryCl
   static readonly make = makeClients
 
   /**
-   * The client over undici (keep-alive, the fastest Node client for Effect).
+   * The client over undici (keep-alive, the fastest Node client for Effect), each attempt
+   * limited to the retry policy's `attemptTimeout`.
    */
   static readonly layer = (config: ClientConfig): Layer.Layer<TributaryClient> =>
-    Layer.effect(TributaryClient, makeClients(config)).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    Layer.effect(TributaryClient, makeClients(config)).pipe(
+      Layer.provide(Transport.layer(config.retry?.attemptTimeout ?? defaultRetryPolicy.attemptTimeout))
+    )
 
   /**
    * The client configured from `TRIBUTARY_API_URL` and `TRIBUTARY_API_KEY` by default.

@@ -21,7 +21,11 @@ export interface RetryPolicy {
   readonly baseDelay: Duration.DurationInput
   /** Longest backoff (before jitter). */
   readonly maxDelay: Duration.DurationInput
-  /** Per-attempt time limit; an attempt over it counts as transient. */
+  /**
+   * Per-attempt time limit (headers, and each wait for the body); an attempt over it is a
+   * transport error and retried. Enforced by the transport of `TributaryClient.layer`; with
+   * `TributaryClient.make`, the given `HttpClient` keeps its own limits.
+   */
   readonly attemptTimeout: Duration.DurationInput
 }
 
@@ -80,17 +84,7 @@ const isTransient = (outcome: Outcome): boolean =>
  */
 export const withRetries = (policy: RetryPolicy) => (client: HttpClient.HttpClient): Effect.Effect<HttpClient.HttpClient> =>
   Effect.map(Ref.make(0), (pausedUntil) =>
-    HttpClient.transform(client, (send, request) => {
-      // A timed-out attempt is a transport failure: retried, and reported as one at the end.
-      const sendWithTimeout = Effect.timeoutFail(send, {
-        duration: policy.attemptTimeout,
-        onTimeout: () =>
-          new HttpClientError.RequestError({
-            request,
-            reason: "Transport",
-            description: `no answer within ${Duration.format(policy.attemptTimeout)}`
-          })
-      })
+    HttpClient.transform(client, (send) => {
       const waitForPause = Effect.flatMap(
         Effect.zip(Ref.get(pausedUntil), Clock.currentTimeMillis),
         ([until, now]) => until > now ? Effect.sleep(Duration.millis(until - now)) : Effect.void
@@ -98,7 +92,7 @@ export const withRetries = (policy: RetryPolicy) => (client: HttpClient.HttpClie
       const attempt = (n: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
         Effect.gen(function*() {
           yield* waitForPause
-          const outcome: Outcome = yield* Effect.either(sendWithTimeout)
+          const outcome: Outcome = yield* Effect.either(send)
           if (n >= policy.maxRetries || !isTransient(outcome)) {
             return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
           }

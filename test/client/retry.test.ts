@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Redacted } from "effect"
+import { HttpClientRequest } from "@effect/platform"
+import { Context, Duration, Effect, Fiber, Layer, Redacted } from "effect"
 import { json, scriptedServer, type Answer } from "../support/http.js"
 import { backoffMillis, defaultRetryPolicy, retryAfterMillis, TributaryClient } from "../../src/client/index.js"
 
@@ -12,17 +13,22 @@ const ok: Answer = (_arrival, res) => json(res, 200, { requestId: "r", status: "
 const failWith = (status: number, headers: Record<string, string> = {}): Answer => (_arrival, res) =>
   json(res, status, envelope(status), headers)
 const dropConnection: Answer = (_arrival, _res, req) => req.socket.destroy()
+const neverAnswer: Answer = () => {}
+const stallBody: Answer = (_arrival, res) => {
+  res.writeHead(200, { "content-type": "application/json" })
+  res.write(`{"requestId":"r",`)
+}
 
 /** Answers the n-th request with `script[n]`; the last entry repeats. */
 const scripted = (script: ReadonlyArray<Answer>) => scriptedServer((_arrival, n) => script[Math.min(n, script.length - 1)]!)
 
 /** A client whose connection pool lives as long as the test's scope. */
-const clientOf = (url: string, maxRetries = 5) =>
+const clientOf = (url: string, maxRetries = 5, attemptTimeout: Duration.DurationInput = "30 seconds") =>
   Layer.build(
     TributaryClient.layer({
       baseUrl: url,
       apiKey: Redacted.make("k"),
-      retry: { maxRetries, baseDelay: "5 millis", maxDelay: "20 millis" }
+      retry: { maxRetries, baseDelay: "5 millis", maxDelay: "20 millis", attemptTimeout }
     })
   ).pipe(Effect.map(Context.get(TributaryClient)))
 
@@ -42,6 +48,35 @@ describe("client retries (against a real HTTP server on loopback that fails firs
       const client = yield* clientOf(server.url)
       yield* client.v1.v1Auth.validateKey()
       expect(server.arrivals).toHaveLength(2)
+    }))
+
+  it.scopedLive("retries an attempt that gets no answer within attemptTimeout", () =>
+    Effect.gen(function*() {
+      const server = yield* scripted([neverAnswer, ok])
+      const client = yield* clientOf(server.url, 5, "200 millis")
+      const answer = yield* client.v1.v1Auth.validateKey()
+      expect(answer.status).toBe("success")
+      expect(server.arrivals).toHaveLength(2)
+      expect(server.arrivals[1]!.at - server.arrivals[0]!.at).toBeGreaterThanOrEqual(190)
+    }))
+
+  it.scopedLive("reports a transport error once the timed-out attempts are spent", () =>
+    Effect.gen(function*() {
+      const server = yield* scripted([neverAnswer])
+      const client = yield* clientOf(server.url, 1, "100 millis")
+      const error = yield* Effect.flip(client.http.execute(HttpClientRequest.get("/v1/auth/validate-key")))
+      expect(error._tag).toBe("RequestError")
+      expect(error.reason).toBe("Transport")
+      expect(server.arrivals).toHaveLength(2)
+    }))
+
+  it.scopedLive("fails the read of a body that stalls past attemptTimeout", () =>
+    Effect.gen(function*() {
+      const server = yield* scripted([stallBody])
+      const client = yield* clientOf(server.url, 0, "150 millis")
+      const response = yield* client.http.execute(HttpClientRequest.get("/v1/auth/validate-key"))
+      const error = yield* Effect.flip(response.text)
+      expect(error._tag).toBe("ResponseError")
     }))
 
   it.scopedLive("does not retry a 400; the caller gets the tagged error", () =>

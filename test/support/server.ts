@@ -2,9 +2,8 @@
  * A real reference server on a free loopback port, for tests.
  */
 import { HttpServer } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
+import { defaultRetryPolicy, Transport, TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import * as ReferenceServer from "../../src/server/http.js"
 import type { Seed } from "../../src/server/seed.js"
 
@@ -33,7 +32,7 @@ export class ServerUrl extends Context.Tag("test/ServerUrl")<ServerUrl, string>(
 /** The reference server with `testSeed`; provides its URL and one shared HTTP client. */
 export const serverLayer = (options: Partial<ReferenceServer.ServerOptions> = {}) =>
   Layer.effect(ServerUrl, Effect.map(HttpServer.HttpServer, (server) => ReferenceServer.serverUrl(server.address))).pipe(
-    Layer.merge(NodeHttpClient.layerUndici),
+    Layer.merge(Transport.layer(defaultRetryPolicy.attemptTimeout)),
     Layer.provide(
       ReferenceServer.layer({
         host: "127.0.0.1",

@@ -51,8 +51,11 @@ const pathOf = (url: string): string => {
  * @since 0.1.0
  */
 export const acceptsIdempotencyKey = (method: string, url: string): boolean => {
+  // Most calls are reads: settle those before parsing the URL.
+  const routes = idempotentRoutes.filter((route) => route.method === method)
+  if (routes.length === 0) return false
   const path = pathOf(url)
-  return idempotentRoutes.some((route) => route.method === method && route.path.test(path))
+  return routes.some((route) => route.path.test(path))
 }
 
 /**

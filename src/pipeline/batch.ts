@@ -120,19 +120,21 @@ export const batch: {
     }
   }
 
-  /** Takes one element; answers the batches it closed (by size, count or a recorded cut). */
-  const add = (checked: Checked, now: number): ReadonlyArray<Unit> => {
+  /** Takes one element; adds the units it closed (by size, count or a recorded cut) to `out`. */
+  const add = (checked: Checked, now: number, out: Array<Unit>): void => {
     if (checked._tag === "Dead") {
       const partition = checked.letter.position.partition
       const state = open.get(partition)
-      if (state === undefined) return [{ _tag: "Dead", seq: checked.seq, letter: checked.letter }]
+      if (state === undefined) {
+        out.push({ _tag: "Dead", seq: checked.seq, letter: checked.letter })
+        return
+      }
       state.deadLetters.push(checked.letter)
       state.toSeq = checked.seq
       state.lastPosition = checked.letter.position
-      return []
+      return
     }
     const { partition, offset } = checked.position
-    const out: Array<Unit> = []
     let state = open.get(partition)
     const recordBytes = checked.json.length + 1
     if (state !== undefined) {
@@ -156,7 +158,7 @@ export const batch: {
       }
       open.set(partition, state)
     }
-    state.records.push({ position: checked.position, value: checked.value, json: checked.json })
+    state.records.push(checked) // a valid element is a BatchRecord as it is
     state.bytes += recordBytes
     state.toSeq = checked.seq
     state.lastPosition = checked.position
@@ -165,7 +167,6 @@ export const batch: {
     } else if (state.records.length >= options.max) {
       out.push(close(partition, state, "count"))
     }
-    return out
   }
 
   const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
@@ -196,8 +197,11 @@ export const batch: {
   return Stream.mapConcatEffect(inputs, (input) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       switch (input._tag) {
-        case "Elements":
-          return recorded(Array.from(input.chunk).flatMap((checked) => add(checked, now)))
+        case "Elements": {
+          const closed: Array<Unit> = []
+          for (const checked of input.chunk) add(checked, now, closed)
+          return recorded(closed)
+        }
         case "Tick":
           // A batch with a recorded boundary was sent before: it must close where it did then.
           return closeWhere((state) => state.recordedLast === undefined && now - state.startedAt >= lingerMillis, "linger")

@@ -11,8 +11,18 @@ interface PartitionState {
   next: number
   /** Delivered ranges above `next`, by their first element number. */
   readonly done: Map<number, { readonly toSeq: number; readonly lastPosition: Position }>
-  /** When each element still pending was read, for the oldest un-acknowledged age. */
-  readonly readAt: Map<number, number>
+  /** How many elements were read. */
+  read: number
+  /**
+   * When elements were read, for the oldest un-acknowledged age: from `seq` on, up to the
+   * next mark, at `at`. One mark per clock reading, not per element.
+   */
+  readonly marks: Array<{ readonly seq: number; readonly at: number }>
+}
+
+/** Keeps the marks from the one that covers the first pending element on. */
+const dropDeliveredMarks = (state: PartitionState) => {
+  while (state.marks.length > 1 && state.marks[1]!.seq <= state.next) state.marks.shift()
 }
 
 /**
@@ -27,7 +37,7 @@ export class CommitTracker {
   private state(partition: string): PartitionState {
     let state = this.partitions.get(partition)
     if (state === undefined) {
-      state = { next: 0, done: new Map(), readAt: new Map() }
+      state = { next: 0, done: new Map(), read: 0, marks: [] }
       this.partitions.set(partition, state)
     }
     return state
@@ -35,7 +45,12 @@ export class CommitTracker {
 
   /** Notes that element `seq` of `partition` was read at `now`. */
   read(partition: string, seq: number, now: number): void {
-    this.state(partition).readAt.set(seq, now)
+    const state = this.state(partition)
+    state.read = seq + 1
+    if (state.marks[state.marks.length - 1]?.at !== now) {
+      state.marks.push({ seq, at: now })
+      dropDeliveredMarks(state)
+    }
   }
 
   /**
@@ -48,10 +63,10 @@ export class CommitTracker {
     let committable: Position | undefined
     for (let range = state.done.get(state.next); range !== undefined; range = state.done.get(state.next)) {
       state.done.delete(state.next)
-      for (let seq = state.next; seq <= range.toSeq; seq++) state.readAt.delete(seq)
       state.next = range.toSeq + 1
       committable = range.lastPosition
     }
+    dropDeliveredMarks(state)
     return committable
   }
 
@@ -59,8 +74,8 @@ export class CommitTracker {
   oldestPendingMillis(now: number): number {
     let oldest = now
     for (const state of this.partitions.values()) {
-      const readAt = state.readAt.get(state.next)
-      if (readAt !== undefined && readAt < oldest) oldest = readAt
+      const readAt = state.marks[0]?.at
+      if (state.next < state.read && readAt !== undefined && readAt < oldest) oldest = readAt
     }
     return now - oldest
   }

@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import { HttpClientRequest, type HttpClient } from "@effect/platform"
+import { HttpBody, HttpClientRequest, type HttpClient } from "@effect/platform"
 import { Data, Duration, Effect } from "effect"
 import type { Batch, BatchRecord } from "./batch.js"
 import { batchBody } from "./batch.js"
@@ -185,11 +185,13 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
       const first = records[0]!.position.offset
       const last = records[records.length - 1]!.position.offset
       const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, batch.partition, first, last) : null
-      let req = HttpClientRequest.post(`/${api}/datasets/${datasetId}/data`).pipe(
-        HttpClientRequest.bodyText(batchBody(records), "application/json")
+      const answer = yield* request(
+        records,
+        HttpClientRequest.post(`/${api}/datasets/${datasetId}/data`, {
+          body: HttpBody.text(batchBody(records), "application/json"),
+          headers: key === null ? undefined : { "idempotency-key": key }
+        })
       )
-      if (key !== null) req = HttpClientRequest.setHeader(req, "idempotency-key", key)
-      const answer = yield* request(records, req)
       if (answer.status === 413) {
         if (records.length === 1) {
           return refusedAll(records, { ...firstError(answer), code: "payload_too_large" })

@@ -18,7 +18,7 @@ import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.j
 import { deliver, DeliveryError, type Destination } from "./deliver.js"
 import { emptyProgress, type PipelineEvent, type Progress } from "./events.js"
 import type { Position, Source } from "./Source.js"
-import { validate, type DatasetSchema, type Sequenced } from "./validate.js"
+import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
 
 /**
  * @since 0.1.0
@@ -195,8 +195,10 @@ export const run = <E, R>(
           delivered(unit.letter.position.partition, unit.seq, unit.seq, unit.letter.position)
         )
 
+    // Numbering, the read clock, validation and the counters in one pass over each chunk.
+    const check = checkElement(schema)
     const nextSeq = new Map<string, number>()
-    const sequenced: Stream.Stream<Sequenced, E, R> = Stream.mapChunks(
+    const checked: Stream.Stream<Checked, E, R> = Stream.mapChunks(
       config.source.elements(loaded.positions),
       (chunk) => {
         const now = Date.now()
@@ -205,18 +207,15 @@ export const run = <E, R>(
           const seq = nextSeq.get(partition) ?? 0
           nextSeq.set(partition, seq + 1)
           tracker.read(partition, seq, now)
+          const result = check(element, seq)
           progress.read++
-          return { seq, element }
+          if (result._tag === "Valid") progress.valid++
+          return result
         })
       }
     )
 
-    yield* sequenced.pipe(
-      validate(schema),
-      Stream.mapChunks((chunk) => {
-        for (const checked of chunk) if (checked._tag === "Valid") progress.valid++
-        return chunk
-      }),
+    yield* checked.pipe(
       batch({
         max: config.batch?.max ?? defaultBatch.max,
         maxBytes: config.batch?.maxBytes ?? defaultBatch.maxBytes,

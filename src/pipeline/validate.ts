@@ -62,7 +62,7 @@ export const checkElement = (schema: DatasetSchema) => {
     primaryKey: schema.primaryKey,
     addUnknownColumns: schema.allowNewColumns ?? false
   }
-  return ({ element, seq }: Sequenced): Checked => {
+  return (element: SourceElement, seq: number): Checked => {
     if (element._tag === "Malformed") {
       return {
         _tag: "Dead",
@@ -99,5 +99,5 @@ export const validate: {
 } = dual(2, <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema) => {
   const check = checkElement(schema)
   // Whole chunks at a time: a per-element effect would cost more than the check itself.
-  return Stream.mapChunks(self, (chunk) => Chunk.map(chunk, check))
+  return Stream.mapChunks(self, (chunk) => Chunk.map(chunk, ({ element, seq }) => check(element, seq)))
 })

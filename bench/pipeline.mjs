@@ -30,14 +30,14 @@
 // (module loading excluded); peak RSS is the sender's VmHWM. Each pipeline run gets a fresh
 // checkpoint file and dead-letter file. Machines are noisy: read the ratios and CPU µs/record.
 // Exits 1 when a run fails or a sender's counts do not add up.
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { availableParallelism, tmpdir } from "node:os"
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { once } from "node:events"
 import { parseArgs } from "node:util"
+import { cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinned, pinSelf, portLine, range, startServer, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -76,35 +76,7 @@ const pipelines = [
 ]
 const rawSender = { name: "raw", mode: "raw", dist: undefined }
 
-// ---- pinning and /proc -------------------------------------------------------------------------
-
-const hasTaskset = (() => {
-  try {
-    execFileSync("taskset", ["-V"], { stdio: "ignore" })
-    return availableParallelism() >= 2
-  } catch {
-    return false
-  }
-})()
-if (hasTaskset) execFileSync("taskset", ["-a", "-cp", "0", String(process.pid)], { stdio: "ignore" })
-
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-/** utime + stime of a process, in µs. */
-const cpuMicros = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6
-}
-
-const pinned = (core, command) =>
-  hasTaskset ? ["taskset", ["-c", String(core), ...command]] : [command[0], command.slice(1)]
+pinSelf()
 
 // ---- data --------------------------------------------------------------------------------------
 
@@ -136,32 +108,8 @@ const generate = async (count) => {
 
 // ---- servers -----------------------------------------------------------------------------------
 
-/** Starts a server pinned to core 1; `ready` turns its first stdout line into its base URL. */
-const startServer = (name, command, ready) =>
-  new Promise((resolveStart, rejectStart) => {
-    const [file, argv] = pinned(1, command)
-    const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
-    const exited = new Promise((r) => child.once("exit", r))
-    const onEarlyExit = (code) => rejectStart(new Error(`${name} exited (${code}) before listening`))
-    child.once("exit", onEarlyExit)
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      child.off("exit", onEarlyExit)
-      child.stdout.resume()
-      resolveStart({
-        name,
-        pid: child.pid,
-        url: ready(line),
-        stop: async () => {
-          child.kill("SIGTERM")
-          await exited
-        }
-      })
-    })
-  })
-
 const startRawServer = () =>
-  startServer("raw server", [process.execPath, here("./pipeline-server.mjs"), apiKey], (line) =>
-    `http://127.0.0.1:${JSON.parse(line).port}`)
+  startServer("raw server", [process.execPath, here("./pipeline-server.mjs"), apiKey], portLine)
 
 const startReferenceServer = () =>
   startServer(
@@ -261,22 +209,6 @@ const send = async (sender, server, datasetId, file, expected) => {
 
 // ---- report ------------------------------------------------------------------------------------
 
-const median = (xs) => {
-  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)
-  if (s.length === 0) return NaN
-  const mid = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-}
-const fmt = (x, digits = 0) =>
-  Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "-"
-const pad = (cells, widths) =>
-  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")
-const table = (header, rows) => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
-  console.log(pad(header, widths))
-  console.log(widths.map((w) => "-".repeat(w)).join("  "))
-  for (const row of rows) console.log(pad(row, widths))
-}
 const runLine = (label, run) =>
   console.log(
     `${label} ${run.sender}: ${fmt(run.recordsPerSec)} records/s, ${fmt(run.seconds, 1)} s, ` +
@@ -338,16 +270,7 @@ if (sections.has("overhead")) {
       ]
     })
   )
-  const ratios = (name, key, invert) => {
-    const xs = []
-    for (let round = 0; round < rounds; round++) {
-      const raw = overheadRuns.find((r) => r.round === round && r.sender === "raw")
-      const other = overheadRuns.find((r) => r.round === round && r.sender === name)
-      if (raw && other) xs.push(invert ? raw[key] / other[key] : other[key] / raw[key])
-    }
-    return xs
-  }
-  const range = (xs) => `${fmt(median(xs), 2)} (${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)})`
+  const ratios = (name, key, invert) => perRoundRatios(overheadRuns, "sender", "raw", name, key, invert)
   console.log("\nratios to raw (median of per-round ratios; range); goal: records/s ratio >= 0.6")
   table(
     ["sender", "records/s ÷ raw", "raw CPU µs/record ÷ CPU µs/record", "peak RSS ÷ raw", "goal"],

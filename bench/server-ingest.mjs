@@ -18,13 +18,11 @@
 // (VmHWM), p50/p99 latency and the non-2xx count; then the median over rounds of the per-round
 // ratios to raw. Machines are noisy: read the ratios and CPU µs/request, not absolute req/s.
 // Exits 1 when any answer was not a 2xx success envelope, or on a socket error or timeout.
-import { execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { readFileSync, writeFileSync } from "node:fs"
-import { availableParallelism } from "node:os"
-import { createInterface } from "node:readline"
+import { writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import autocannon from "autocannon"
+import { cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinSelf, portLine, range, startServer, statusKb, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -71,64 +69,14 @@ const body = JSON.stringify({
   }))
 })
 
-// ---- pinning and /proc -------------------------------------------------------------------------
-
-const hasTaskset = (() => {
-  try {
-    execFileSync("taskset", ["-V"], { stdio: "ignore" })
-    return availableParallelism() >= 2
-  } catch {
-    return false
-  }
-})()
-if (hasTaskset) execFileSync("taskset", ["-a", "-cp", "0", String(process.pid)], { stdio: "ignore" })
-
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-/** utime + stime of a process, in µs. */
-const cpuMicros = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ") // fields from #3 (state) on
-  return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6 // #14 utime, #15 stime
-}
-
-/** A field of /proc/pid/status in kB (VmHWM: peak RSS, VmRSS: current). */
-const statusKb = (pid, field) => {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
-  return match ? Number(match[1]) : NaN
-}
+pinSelf()
 
 // ---- servers -----------------------------------------------------------------------------------
 
-const startServer = (variant) =>
-  new Promise((resolveStart, rejectStart) => {
-    const nodeArgs = variant.reference ? args["server-node-args"].split(" ").filter(Boolean) : []
-    const command = [process.execPath, ...nodeArgs, variant.script, apiKey, ...variant.extraArgs]
-    const child = hasTaskset
-      ? spawn("taskset", ["-c", "1", ...command], { stdio: ["ignore", "pipe", "inherit"] })
-      : spawn(command[0], command.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
-    const exited = new Promise((r) => child.once("exit", r))
-    const onEarlyExit = (code) => rejectStart(new Error(`${variant.name} server exited (${code}) before listening`))
-    child.once("exit", onEarlyExit)
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      child.off("exit", onEarlyExit)
-      const { port } = JSON.parse(line)
-      resolveStart({
-        pid: child.pid,
-        url: `http://127.0.0.1:${port}`,
-        stop: async () => {
-          child.kill("SIGTERM")
-          await exited
-        }
-      })
-    })
-  })
+const startVariant = (variant) => {
+  const nodeArgs = variant.reference ? args["server-node-args"].split(" ").filter(Boolean) : []
+  return startServer(`${variant.name} server`, [process.execPath, ...nodeArgs, variant.script, apiKey, ...variant.extraArgs], portLine)
+}
 
 const call = async (url, path, payload) => {
   const response = await fetch(`${url}${path}`, {
@@ -165,7 +113,7 @@ const load = (url, seconds) =>
   })
 
 const runOnce = async (variant) => {
-  const server = await startServer(variant)
+  const server = await startVariant(variant)
   try {
     const url = `${server.url}${await ingestPath(variant, server.url)}`
     const check = await call(server.url, new URL(url).pathname, JSON.parse(body))
@@ -199,21 +147,6 @@ const runOnce = async (variant) => {
 }
 
 // ---- report ------------------------------------------------------------------------------------
-
-const median = (xs) => {
-  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)
-  if (s.length === 0) return NaN
-  const mid = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-}
-const fmt = (x, digits = 0) => Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "-"
-const pad = (cells, widths) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")
-
-const table = (header, rows) => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
-  console.log(pad(header, widths))
-  for (const row of rows) console.log(pad(row, widths))
-}
 
 console.log(
   `server-ingest: ${rounds} round(s), ${connections} connections, ${warmup} s warm-up + ${duration} s, ` +
@@ -261,15 +194,7 @@ table(
 )
 
 console.log("\nratios to raw (median of per-round ratios; range)")
-const ratio = (name, key, invert) => {
-  const xs = []
-  for (let round = 0; round < rounds; round++) {
-    const raw = runs.find((r) => r.round === round && r.variant === "raw")
-    const other = runs.find((r) => r.round === round && r.variant === name)
-    if (raw && other) xs.push(invert ? raw[key] / other[key] : other[key] / raw[key])
-  }
-  return `${fmt(median(xs), 2)} (${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)})`
-}
+const ratio = (name, key, invert) => range(perRoundRatios(runs, "variant", "raw", name, key, invert))
 table(
   ["variant", "records/s ÷ raw", "CPU µs/req ÷ raw", "raw CPU µs ÷ CPU µs"],
   variants.filter((v) => v.name !== "raw").map(({ name }) => [

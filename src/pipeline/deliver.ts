@@ -188,7 +188,8 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
       const answer = yield* request(
         records,
         HttpClientRequest.post(`/${api}/datasets/${datasetId}/data`, {
-          body: HttpBody.text(batchBody(records), "application/json"),
+          // A string body goes to the socket as it is (`text` would encode it to bytes first).
+          body: HttpBody.raw(batchBody(records), { contentType: "application/json" }),
           headers: key === null ? undefined : { "idempotency-key": key }
         })
       )

@@ -1,0 +1,118 @@
+// What the benchmarks share: pinning to cores, reading a process's CPU and memory from /proc,
+// starting a server in a child process, and printing medians and tables.
+import { execFileSync, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { availableParallelism } from "node:os"
+import { createInterface } from "node:readline"
+
+// ---- pinning and /proc -------------------------------------------------------------------------
+
+/** Whether processes can be pinned: taskset exists and there are two cores to pin to. */
+export const hasTaskset = (() => {
+  try {
+    execFileSync("taskset", ["-V"], { stdio: "ignore" })
+    return availableParallelism() >= 2
+  } catch {
+    return false
+  }
+})()
+
+/** Pins this process (the orchestrator and whatever load it generates itself) to core 0. */
+export const pinSelf = () => {
+  if (hasTaskset) execFileSync("taskset", ["-a", "-cp", "0", String(process.pid)], { stdio: "ignore" })
+}
+
+/** `[file, argv]` that runs `command` on `core` when pinning is possible. */
+export const pinned = (core, command) =>
+  hasTaskset ? ["taskset", ["-c", String(core), ...command]] : [command[0], command.slice(1)]
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** utime + stime of a process, in µs. */
+export const cpuMicros = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ") // fields from #3 (state) on
+  return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1e6 // #14 utime, #15 stime
+}
+
+/** A field of /proc/pid/status in kB (VmHWM: peak RSS, VmRSS: current). */
+export const statusKb = (pid, field) => {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  return match ? Number(match[1]) : NaN
+}
+
+// ---- servers -----------------------------------------------------------------------------------
+
+/**
+ * Starts a server in a child process pinned to core 1; `ready` turns its first stdout line
+ * into its base URL. Answers `{ name, pid, url, stop }`.
+ */
+export const startServer = (name, command, ready) =>
+  new Promise((resolveStart, rejectStart) => {
+    const [file, argv] = pinned(1, command)
+    const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
+    const exited = new Promise((r) => child.once("exit", r))
+    const onEarlyExit = (code) => rejectStart(new Error(`${name} exited (${code}) before listening`))
+    child.once("exit", onEarlyExit)
+    createInterface({ input: child.stdout }).once("line", (line) => {
+      child.off("exit", onEarlyExit)
+      child.stdout.resume()
+      resolveStart({
+        name,
+        pid: child.pid,
+        url: ready(line),
+        stop: async () => {
+          child.kill("SIGTERM")
+          await exited
+        }
+      })
+    })
+  })
+
+/** The URL of a server that prints `{"port":N}` once it listens on 127.0.0.1. */
+export const portLine = (line) => `http://127.0.0.1:${JSON.parse(line).port}`
+
+// ---- report ------------------------------------------------------------------------------------
+
+export const median = (xs) => {
+  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)
+  if (s.length === 0) return NaN
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+
+export const fmt = (x, digits = 0) =>
+  Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "-"
+
+/** "median (min–max)" of per-round ratios. */
+export const range = (xs) => `${fmt(median(xs), 2)} (${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)})`
+
+const pad = (cells, widths) =>
+  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join("  ")
+
+export const table = (header, rows) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)))
+  console.log(pad(header, widths))
+  console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  for (const row of rows) console.log(pad(row, widths))
+}
+
+/**
+ * Per-round ratios of `key` between `name` and `baseline` (`invert`: baseline ÷ name) over
+ * the runs `{ round, <nameKey>, ... }`.
+ */
+export const perRoundRatios = (runs, nameKey, baseline, name, key, invert) => {
+  const xs = []
+  for (const round of new Set(runs.map((r) => r.round))) {
+    const base = runs.find((r) => r.round === round && r[nameKey] === baseline)
+    const other = runs.find((r) => r.round === round && r[nameKey] === name)
+    if (base && other) xs.push(invert ? base[key] / other[key] : other[key] / base[key])
+  }
+  return xs
+}

@@ -122,9 +122,10 @@ const firstError = (answer: Answer) => {
 /** Matches the records the service echoes in `errors[].record` back to their positions. */
 const rejectedLetters = (records: ReadonlyArray<BatchRecord>, errors: ReadonlyArray<any>): Array<DeadLetter> => {
   if (errors.length === 0) return []
+  // Compared in canonical form: the source's text may differ in spacing from what comes back.
   const byText = new Map<string, Array<BatchRecord>>()
   for (const record of records) {
-    const text = JSON.stringify(record.value)
+    const text = JSON.stringify(JSON.parse(record.json))
     byText.set(text, [...(byText.get(text) ?? []), record])
   }
   return errors.map((error): DeadLetter => {
@@ -136,7 +137,7 @@ const rejectedLetters = (records: ReadonlyArray<BatchRecord>, errors: ReadonlyAr
     }
     return match === undefined
       ? { position: records[0]!.position, reason, stage: "service", record: error?.record }
-      : { position: match.position, reason, stage: "service", record: match.value }
+      : { position: match.position, reason, stage: "service", record: JSON.parse(match.json) }
   })
 }
 
@@ -249,7 +250,7 @@ const refusedAll = (records: ReadonlyArray<BatchRecord>, reason: DeadLetter["rea
   sent: records.length,
   accepted: 0,
   rejected: [],
-  refused: records.map((record) => ({ position: record.position, reason, stage: "send", record: record.value }))
+  refused: records.map((record) => ({ position: record.position, reason, stage: "send", record: JSON.parse(record.json) }))
 })
 
 const combine = (parts: ReadonlyArray<Delivered>): Delivered => ({

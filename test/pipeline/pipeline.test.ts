@@ -151,10 +151,11 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       const { client, datasetId } = yield* v2Dataset()
       const path = writeLines("service-rejects.ndjson", [
         "{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}",
-        "{\"id\":\"b\",\"amount\":\"two\",\"at\":\"2026-11-01\"}",
+        "{ \"id\": \"b\", \"amount\": \"two\", \"at\": \"2026-11-01\" }",
         "{\"id\":\"c\",\"amount\":3,\"at\":\"2026-11-01\"}"
       ])
-      // The pipeline is given no columns (anything goes), so only the service can catch line 2.
+      // The pipeline is given no columns (anything goes), so only the service can catch line 2;
+      // the service echoes the record in its own spacing, and it is still matched to its line.
       const { letters, progress } = yield* runNdjson(client, path, {
         datasetId,
         schema: { columns: [], primaryKey: ["id"], allowNewColumns: true }
@@ -162,7 +163,12 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       expect(progress.accepted).toBe(2)
       expect(progress.rejected).toBe(1)
       expect(letters).toEqual([
-        expect.objectContaining({ position: expect.objectContaining({ offset: 2 }), stage: "service", reason: expect.objectContaining({ code: "invalid_type", field: "amount" }) })
+        expect.objectContaining({
+          position: expect.objectContaining({ offset: 2 }),
+          stage: "service",
+          reason: expect.objectContaining({ code: "invalid_type", field: "amount" }),
+          record: { id: "b", amount: "two", at: "2026-11-01" }
+        })
       ])
     }))
 

@@ -18,6 +18,16 @@ const post = (key: string, body: unknown, headers: Record<string, string> = {}) 
 })
 
 /** A client that retries quickly and often, for servers that fail on purpose. */
+type Client = Effect.Effect.Success<ReturnType<typeof clientFor>>
+
+/** A v1 data source and a dataset keyed by `id` in it. */
+const ordersDataset = (client: Client) =>
+  Effect.flatMap(client.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } }), (dataSource) =>
+    client.v1.v1Datasets.createDataset({ payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] } }))
+
+const ingestionCount = (client: Client, datasetId: string) =>
+  Effect.map(client.v1.v1Datasets.listIngestions({ path: { datasetId }, urlParams: {} }), (listed) => listed.ingestions.length)
+
 const patientClient = (key: string) => clientFor(key, { maxRetries: 40, baseDelay: "1 millis", maxDelay: "5 millis" })
 
 /** Status codes of `n` sequential `GET /v1/auth/validate-key`. */
@@ -156,10 +166,7 @@ describe("fault injection on the reference server", () => {
       Effect.gen(function*() {
         // Only POST .../data is dropped: the fixtures and the checks go through.
         const admin = yield* clientFor("acme-admin")
-        const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } })
-        const dataset = yield* admin.v1.v1Datasets.createDataset({
-          payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] }
-        })
+        const dataset = yield* ordersDataset(admin)
         const url = yield* ServerUrl
         const outcome = yield* Effect.promise(() =>
           fetch(`${url}/v1/datasets/${dataset.id}/data`, post("acme-admin", { records: [{ id: 1 }] })).then(
@@ -168,8 +175,7 @@ describe("fault injection on the reference server", () => {
           )
         )
         expect(outcome).toMatch(/^failed/)
-        const listed = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: dataset.id }, urlParams: {} })
-        expect(listed.ingestions).toHaveLength(1)
+        expect(yield* ingestionCount(admin, dataset.id)).toBe(1)
       })
     ))
 
@@ -178,10 +184,7 @@ describe("fault injection on the reference server", () => {
       "drop=0.6,seed=3",
       Effect.gen(function*() {
         const admin = yield* patientClient("acme-admin")
-        const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } })
-        const dataset = yield* admin.v1.v1Datasets.createDataset({
-          payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] }
-        })
+        const dataset = yield* ordersDataset(admin)
         for (let i = 0; i < 5; i++) {
           yield* admin.v1.v1Datasets.ingest({
             path: { datasetId: dataset.id },
@@ -189,8 +192,7 @@ describe("fault injection on the reference server", () => {
             headers: { "idempotency-key": `batch-${i}` }
           })
         }
-        const listed = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: dataset.id }, urlParams: {} })
-        expect(listed.ingestions).toHaveLength(5)
+        expect(yield* ingestionCount(admin, dataset.id)).toBe(5)
       })
     ))
 
@@ -209,15 +211,11 @@ describe("fault injection on the reference server", () => {
       "5xx=0.5,429=0.2,retry-after=0,seed=5",
       Effect.gen(function*() {
         const admin = yield* patientClient("acme-admin")
-        const dataSource = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: "Shop" } })
-        const dataset = yield* admin.v1.v1Datasets.createDataset({
-          payload: { title: "Orders", dataSourceId: dataSource.id, primaryKeys: ["id"] }
-        })
+        const dataset = yield* ordersDataset(admin)
         for (let i = 0; i < 5; i++) {
           yield* admin.v1.v1Datasets.ingest({ path: { datasetId: dataset.id }, payload: { records: [{ id: i }] }, headers: {} })
         }
-        const listed = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: dataset.id }, urlParams: {} })
-        expect(listed.ingestions).toHaveLength(5)
+        expect(yield* ingestionCount(admin, dataset.id)).toBe(5)
         const v2 = yield* admin.v2.v2Auth.validateKey()
         expect(v2.data.valid).toBe(true)
       })

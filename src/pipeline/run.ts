@@ -236,6 +236,39 @@ export const run = <E, R>(
   }).pipe(Effect.scoped)
 
 /**
+ * The run as a stream of its events: the stream ends when the run ends and fails with the
+ * run's failure. The run waits for a slow consumer once `bufferSize` events (default 1024)
+ * are waiting, so every event is seen; `config.onEvent` is still called first.
+ *
+ * ```ts
+ * events(client, config).pipe(
+ *   Stream.filter((event) => event._tag === "Progress"),
+ *   Stream.runForEach((event) => Console.log(`${event.progress.accepted} stored`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const events = <E, R>(
+  client: TributaryClientService,
+  config: PipelineConfig<E, R>,
+  options: { readonly bufferSize?: number | undefined } = {}
+): Stream.Stream<PipelineEvent, E | PipelineError, R> =>
+  Stream.asyncScoped<PipelineEvent, E | PipelineError, R>((emit) =>
+    Effect.forkScoped(
+      run(client, {
+        ...config,
+        onEvent: (event) =>
+          Effect.zipRight(config.onEvent?.(event) ?? Effect.void, Effect.promise(() => emit.single(event)))
+      }).pipe(
+        Effect.matchCauseEffect({
+          onFailure: (cause) => Effect.promise(() => emit.halt(cause)),
+          onSuccess: () => Effect.promise(() => emit.end())
+        })
+      )
+    ), options.bufferSize ?? 1024)
+
+/**
  * Runs `f` on every element, at most `concurrency` at once, finishing in any order; the first
  * failure stops the stream and interrupts the others. A fiber per element behind a
  * semaphore: `Stream.mapEffect` with concurrency cost ten times as much per element.

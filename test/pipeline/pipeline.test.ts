@@ -10,7 +10,7 @@ import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
-import { run, type PipelineConfig } from "../../src/pipeline/run.js"
+import { events, run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Checked } from "../../src/pipeline/validate.js"
 import { json, scriptedServer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
@@ -178,6 +178,70 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       const path = writeLines("fetched-schema.ndjson", ["{\"id\":\"a\",\"amount\":\"x\",\"at\":\"2026-11-01\"}"])
       const { letters } = yield* runNdjson(client, path, { datasetId })
       expect(letters.map((l) => [l.stage, l.reason.code])).toEqual([["validate", "invalid_type"]])
+    }))
+
+  it.effect("events: the run as a stream that ends with the final progress", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const lines = Array.from({ length: 250 }, (_, i) => JSON.stringify({ id: `e${i}`, amount: i, at: "2026-11-01" }))
+      lines.splice(100, 0, "{not json")
+      const path = writeLines("events.ndjson", lines)
+      const seen = yield* events(client, {
+        source: Ndjson.fromFile(path),
+        destination: { datasetId },
+        checkpoint: yield* Checkpoint.memory(),
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray), Effect.provide(NodeContext.layer))
+
+      const last = seen[seen.length - 1]!
+      expect(last._tag).toBe("Progress")
+      if (last._tag === "Progress") {
+        expect(last.progress).toMatchObject({ read: 251, valid: 250, sent: 250, accepted: 250, deadLettered: 1, inFlight: 0 })
+      }
+      const sent = seen.flatMap((e) => (e._tag === "BatchSent" ? [e.first] : []))
+      const done = seen.flatMap((e) => (e._tag === "BatchDone" ? [e.first] : []))
+      expect(sent.length).toBe(3)
+      expect([...done].sort((a, b) => a - b)).toEqual([...sent].sort((a, b) => a - b))
+      for (const first of done) {
+        expect(seen.findIndex((e) => e._tag === "BatchSent" && e.first === first))
+          .toBeLessThan(seen.findIndex((e) => e._tag === "BatchDone" && e.first === first))
+      }
+      expect(seen.filter((e) => e._tag === "DeadLettered")).toEqual([
+        expect.objectContaining({ letter: expect.objectContaining({ position: expect.objectContaining({ offset: 101 }) }) })
+      ])
+      const committed = seen.flatMap((e) => (e._tag === "Committed" ? [e.position.offset] : []))
+      expect(committed[committed.length - 1]).toBe(251)
+    }))
+
+  it.effect("events: a failed run fails the stream with the run's error", () =>
+    Effect.gen(function*() {
+      const client = yield* clientFor("acme-admin")
+      const path = writeLines("events-fail.ndjson", ["{\"id\":\"a\"}"])
+      const error = yield* events(client, {
+        source: Ndjson.fromFile(path),
+        destination: { datasetId: "no-such-dataset" },
+        checkpoint: yield* Checkpoint.memory(),
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }).pipe(Stream.runDrain, Effect.flip, Effect.provide(NodeContext.layer))
+      expect(error._tag).toBe("SchemaError")
+    }))
+
+  it.effect("events: a consumer that stops early stops the run", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const path = writeLines("events-early.ndjson", Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: `x${i}`, amount: i, at: "2026-11-01" })))
+      const first = yield* events(client, {
+        source: Ndjson.fromFile(path),
+        destination: { datasetId },
+        checkpoint: yield* Checkpoint.memory(),
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }).pipe(Stream.filter((e) => e._tag === "BatchDone"), Stream.take(1), Stream.runCollect, Effect.provide(NodeContext.layer))
+      expect(Chunk.size(first)).toBe(1)
+      const stored = yield* storedRows(client, datasetId)
+      expect(stored.length).toBeLessThan(5000)
     }))
 })
 

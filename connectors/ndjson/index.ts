@@ -14,9 +14,9 @@
  * @since 0.1.0
  */
 import { resolve } from "node:path"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import type { PlatformError } from "@effect/platform/Error"
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
 import type { Position, Source, SourceElement } from "../../src/pipeline/Source.js"
 

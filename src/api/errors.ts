@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 
 /**

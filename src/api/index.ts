@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { V1Api } from "./v1.js"
 import { V2Api } from "./v2/index.js"
 

@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import { Context, Schema } from "effect"
 import { Unauthorized } from "./errors.js"
 

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
-import type { FileSystem } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import { Config, Console, Effect, Option } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"

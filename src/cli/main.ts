@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect } from "effect"
 import { demoCommand } from "./demo.js"
 import { ingestCommand, stdinPath } from "./ingest.js"

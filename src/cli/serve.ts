@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { HttpServer } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { Console, Context, Effect, Either, Layer, Option } from "effect"
 import { formatFaults, parseFaults } from "../server/faults.js"
 import * as ReferenceServer from "../server/http.js"

@@ -20,7 +20,9 @@
  *
  * @since 0.1.0
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Config, Context, Effect, Layer, Redacted } from "effect"
 import { identity } from "effect/Function"
 import { V1Api } from "../api/v1.js"

@@ -8,7 +8,9 @@
  *
  * @since 0.1.0
  */
-import { HttpClient, HttpClientError, type HttpClientResponse } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Clock, Duration, Effect, Either, Ref } from "effect"
 
 /**

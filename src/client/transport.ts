@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Duration, Effect, Layer } from "effect"
 import { Agent, type Dispatcher } from "undici"
 

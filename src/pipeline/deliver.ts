@@ -12,7 +12,9 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import { HttpBody, HttpClientRequest, type HttpClient } from "@effect/platform"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { Data, Duration, Effect } from "effect"
 import type { Batch, BatchRecord } from "./batch.js"
 import { batchBody } from "./batch.js"

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { HttpClientRequest } from "@effect/platform"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Chunk, Clock, Data, Duration, Effect, Fiber, FiberSet, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"

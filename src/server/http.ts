@@ -11,18 +11,16 @@
  * @since 0.1.0
  */
 import { createServer } from "node:http"
-import {
-  HttpApiBuilder,
-  HttpApiScalar,
-  HttpApp,
-  HttpIncomingMessage,
-  HttpMiddleware,
-  HttpServer,
-  HttpServerRequest,
-  OpenApi
-} from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as OpenApi from "@effect/platform/OpenApi"
 import type { ServeError } from "@effect/platform/HttpServerError"
-import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Layer, Option } from "effect"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { TributaryApi } from "../api/index.js"
@@ -179,6 +177,14 @@ const handlers = Layer.mergeAll(
 )
 
 /**
+ * The docs page at `/docs`. Loaded when a server starts: the page's script is megabytes of
+ * text that programs which only use the client or the pipeline should not carry.
+ */
+const docsPage = Layer.unwrapEffect(
+  Effect.map(Effect.promise(() => import("@effect/platform/HttpApiScalar")), (scalar) => scalar.layer({ path: "/docs" }))
+)
+
+/**
  * The API with its handlers, ready to serve (no HTTP server yet).
  *
  * @since 0.1.0
@@ -186,7 +192,7 @@ const handlers = Layer.mergeAll(
  */
 export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | "faults">) =>
   Layer.mergeAll(
-    HttpApiScalar.layer({ path: "/docs" }),
+    docsPage,
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     errorEnvelopes(options.faults?.maxBodyBytes ?? options.maxBodyBytes, options.faults)
   ).pipe(

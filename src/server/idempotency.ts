@@ -6,7 +6,9 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Clock, Context, Deferred, Effect, Exit, Layer } from "effect"
 import { CurrentPrincipal } from "../api/security.js"
 import type { Unprocessable } from "../api/errors.js"

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { randomBytes } from "node:crypto"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { Role } from "../api/security.js"
 

@@ -3,7 +3,9 @@
  *
  * @since 0.1.0
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { MaxRecordsPerIngestion, Timestamp, UuidId } from "../common.js"
 import { Forbidden, Unprocessable } from "../errors.js"

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
 import {
   BadRequest,
   InternalServerError,

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Option } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal, type Principal } from "../../api/security.js"

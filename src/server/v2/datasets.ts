@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { TributaryApi } from "../../api/index.js"
 import { timezones } from "../../timezones.js"
 import { respond } from "../request.js"

@@ -14,6 +14,9 @@ import type { Progress } from "../pipeline/events.js"
 import { run, type PipelineError } from "../pipeline/run.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
+/** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
+export const interruptedExitCode = 130
+
 /** What `-` stands for. @since 0.1.0 */
 export const stdinPath = "/dev/stdin"
 
@@ -66,10 +69,29 @@ export const ingestNdjson = (
       concurrency: options.concurrency,
       onEvent: progressDisplay({ stream: process.stderr }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
-    })
-    yield* endProgress(process.stderr)
+    }).pipe(Effect.ensuring(endProgress(process.stderr)))
     return progress
   })
+
+/**
+ * What an interrupted ingest says: where it stopped and how to go on.
+ *
+ * @since 0.1.0
+ */
+export const interruptedMessage = (checkpointPath: string | undefined) =>
+  checkpointPath === undefined
+    ? Effect.succeed(
+      "tributary: interrupted; standard input has no checkpoint: feed the same input again and the service " +
+        "replays the batches it already has"
+    )
+    : Effect.map(
+      Effect.orElseSucceed(Checkpoint.readCheckpointFile(checkpointPath), () => Checkpoint.emptyCheckpoint),
+      (checkpoint) => {
+        const line = checkpoint.positions[Ndjson.partition]?.offset
+        return `tributary: interrupted; ${line === undefined ? "nothing committed yet" : `committed through line ${line}`} ` +
+          `in ${checkpointPath}: run the same command again to resume`
+      }
+    )
 
 /**
  * The closing summary of an ingest.
@@ -138,7 +160,14 @@ export const ingestCommand = Command.make(
         checkpointPath: paths.checkpoint,
         concurrency: options.concurrency,
         maxLineBytes: options.maxLineBytes
-      })
+      }).pipe(
+        Effect.onInterrupt(() =>
+          Effect.zipRight(
+            Effect.flatMap(interruptedMessage(paths.checkpoint), Console.error),
+            Effect.sync(() => (process.exitCode = interruptedExitCode))
+          )
+        )
+      )
       yield* Console.log(summarize(progress, paths))
     }).pipe(
       Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))

@@ -1,14 +1,15 @@
 /**
  * The `tributary` command line.
  *
- * Exit codes: 0 success, 1 failure, 2 usage error; errors are one line on stderr.
+ * Exit codes: 0 success, 1 failure, 2 usage error, 130 for an ingest interrupted (Ctrl-C or
+ * SIGTERM) before the end of its input; errors are one line on stderr.
  *
  * @since 0.1.0
  */
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, Effect } from "effect"
+import { Cause, Console, Effect, Exit } from "effect"
 import { demoCommand } from "./demo.js"
 import { ingestCommand, stdinPath } from "./ingest.js"
 import { serveCommand } from "./serve.js"
@@ -38,5 +39,11 @@ const argv = process.argv.map((arg) => (arg === "-" ? stdinPath : arg))
 cli(argv).pipe(
   Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure(cause)),
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    // A command sets its own code for an interruption: `serve` ends normally on Ctrl-C, an
+    // unfinished `ingest` does not.
+    teardown: (exit, onExit) =>
+      onExit(Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? 1 : Number(process.exitCode ?? 0))
+  })
 )

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Chunk, Clock, Data, Duration, Effect, Fiber, FiberSet, Schedule, Stream } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
 import { batch, type Batch, type Unit } from "./batch.js"
@@ -224,8 +224,11 @@ export const run = <E, R>(
         recordedCuts: loaded.cuts
       }),
       forEachConcurrently(handleUnit, config.concurrency ?? 4),
-      // What was delivered before a failure is still committed, so a restart replays less.
-      Effect.tapErrorCause(() => Effect.ignore(Effect.zipRight(Fiber.interrupt(committer), flushCommits)))
+      // What was delivered before a failure or an interruption (Ctrl-C) is still committed,
+      // so a restart replays less.
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit) ? Effect.void : Effect.ignore(Effect.zipRight(Fiber.interrupt(committer), flushCommits))
+      )
     )
     yield* Fiber.interrupt(committer)
     yield* flushCommits
@@ -259,7 +262,8 @@ export const events = <E, R>(
       run(client, {
         ...config,
         onEvent: (event) =>
-          Effect.zipRight(config.onEvent?.(event) ?? Effect.void, Effect.promise(() => emit.single(event)))
+          // Ignored when the stream has ended (its consumer stopped): the run is being stopped too.
+          Effect.zipRight(config.onEvent?.(event) ?? Effect.void, Effect.ignore(Effect.tryPromise(() => emit.single(event))))
       }).pipe(
         Effect.matchCauseEffect({
           onFailure: (cause) => Effect.promise(() => emit.halt(cause)),

@@ -96,6 +96,48 @@ describe("tributary ingest", () => {
   })
 })
 
+describe("tributary ingest interrupted (Ctrl-C)", () => {
+  let slow: RunningServer
+  beforeAll(async () => {
+    // Added latency keeps the ingest running long enough to be interrupted in the middle.
+    slow = await startServe(["--port", "0", "--api-key", key, "--faults", "latency=10-20ms"])
+  })
+  afterAll(() => slow.stop())
+
+  it("commits what was delivered, says where it stopped, exits 130, and the same command resumes", async () => {
+    const datasetId = await newDataset(slow)
+    const total = 30_000
+    const file = join(dir, "interrupted.ndjson")
+    writeFileSync(file, Array.from({ length: total }, (_, i) => JSON.stringify({ id: i, kind: "k" })).join("\n") + "\n")
+    const args = ["ingest", file, "--dataset", datasetId, "--api-url", slow.url, "--api-key", key]
+    const child = spawn(process.execPath, [binPath, ...args])
+    let stderr = ""
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve))
+    const committed = () => {
+      try {
+        return JSON.parse(readFileSync(`${file}.checkpoint.json`, "utf8")).positions["0"]?.offset ?? 0
+      } catch {
+        return 0
+      }
+    }
+    while (committed() === 0) await new Promise((r) => setTimeout(r, 25))
+    child.kill("SIGINT")
+    expect(await closed).toBe(130)
+
+    const stoppedAt: number = committed()
+    expect(stoppedAt).toBeGreaterThan(0)
+    expect(stoppedAt).toBeLessThan(total)
+    expect(stderr).toContain(`tributary: interrupted; committed through line ${stoppedAt} in ${file}.checkpoint.json`)
+
+    const resumed = await runCli(args, 60_000)
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toContain(`read ${total - stoppedAt} lines`)
+    const stored = await api(slow, "GET", `/v2/datasets/${datasetId}`)
+    expect(stored.data.rowCount).toBe(total)
+  }, 90_000)
+})
+
 describe("tributary demo (the main job)", () => {
   it("runs the whole product on the embedded defaults and reports where the dead letters went", async () => {
     const result = await runCli(["demo", "--port", "0"], 60_000)

@@ -88,6 +88,15 @@ describe("tributary serve start-up", () => {
     }
   })
 
+  it("stops on SIGTERM or Ctrl-C with exit 0: that is how a server ends", async () => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const server = await startServe(["--port", "0"])
+      const closed = new Promise<number | null>((resolve) => server.child.on("close", resolve))
+      server.child.kill(signal)
+      expect(await closed).toBe(0)
+    }
+  })
+
   it("loads a seed file: its keys work with their roles", async () => {
     const seed = writeJson("seed.json", {
       organizations: [{

@@ -11,7 +11,8 @@ import { batch, type Unit } from "../../src/pipeline/batch.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { events, run, type PipelineConfig } from "../../src/pipeline/run.js"
-import type { Checked } from "../../src/pipeline/validate.js"
+import type { SourceElement } from "../../src/pipeline/Source.js"
+import { validate, type Checked } from "../../src/pipeline/validate.js"
 import { json, scriptedServer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
 
@@ -347,5 +348,27 @@ describe("batch boundaries", () => {
       // {"n":1} is 7 bytes (+1 separator); the envelope is 14: room for two records in 32 bytes.
       const bySize = yield* Stream.runCollect(batch(records, { max: 100, maxBytes: 32, linger: "1 hour", checkpoint: store, recordedCuts: [] }))
       expect(boundaries(Chunk.toReadonlyArray(bySize))).toEqual([[1, 2, "bytes"], [3, 4, "bytes"], [5, 6, "bytes"], [7, 7, "end"]])
+    }))
+})
+
+describe("validate", () => {
+  it.effect("checks a stream of elements: valid records keep their text, the rest become dead letters", () =>
+    Effect.gen(function*() {
+      const position = (offset: number) => ({ partition: "0", offset })
+      const good = { id: "a", amount: 1, at: "2026-11-01" }
+      const goodText = "{ \"id\": \"a\", \"amount\": 1, \"at\": \"2026-11-01\" }"
+      const elements: ReadonlyArray<SourceElement> = [
+        { _tag: "Record", position: position(1), value: good, json: goodText },
+        { _tag: "Record", position: position(2), value: { id: "b", amount: "x", at: "2026-11-01" } },
+        { _tag: "Malformed", position: position(3), problem: { code: "invalid_json", field: null, message: "line 3: bad" }, raw: "{" }
+      ]
+      const checked = yield* Stream.fromIterable(elements.map((element, seq) => ({ seq, element }))).pipe(
+        validate({ columns: ordersSchema, primaryKey: ["id"] }),
+        Stream.runCollect,
+        Effect.map(Chunk.toReadonlyArray)
+      )
+      expect(checked[0]).toEqual({ _tag: "Valid", seq: 0, position: position(1), value: good, json: goodText })
+      expect(checked[1]).toMatchObject({ _tag: "Dead", seq: 1, letter: { stage: "validate", reason: { code: "invalid_type", field: "amount" }, record: { id: "b" } } })
+      expect(checked[2]).toMatchObject({ _tag: "Dead", seq: 2, letter: { stage: "source", reason: { code: "invalid_json" }, raw: "{" } })
     }))
 })

@@ -213,8 +213,28 @@ export const fromFile = (
   name: `ndjson:${resolve(path)}`,
   elements: elementsOf(
     (byteOffset) =>
-      Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => fs.stream(path, { offset: byteOffset, chunkSize: readChunkBytes }))).pipe(
-        Stream.mapError((error: PlatformError) => new NdjsonReadError({ reason: `cannot read ${path}: ${error.message}`, cause: error }))
+      Stream.unwrap(
+        Effect.gen(function*() {
+          const fs = yield* FileSystem.FileSystem
+          // A checkpoint past the end means the file was replaced or cut: resuming would
+          // silently read nothing, or the wrong lines.
+          const { size } = yield* fs.stat(path)
+          if (Number(size) < byteOffset) {
+            return yield* Effect.fail(
+              new NdjsonReadError({
+                reason: `${path} has ${size} bytes but the checkpoint is at byte ${byteOffset}: the file was replaced or ` +
+                  `truncated since the last run (remove the checkpoint to read it from the start)`
+              })
+            )
+          }
+          return fs.stream(path, { offset: byteOffset, chunkSize: readChunkBytes })
+        })
+      ).pipe(
+        Stream.mapError((error: PlatformError | NdjsonReadError) =>
+          error._tag === "NdjsonReadError"
+            ? error
+            : new NdjsonReadError({ reason: `cannot read ${path}: ${error.message}`, cause: error })
+        )
       ),
     options
   )

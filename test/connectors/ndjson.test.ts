@@ -70,6 +70,26 @@ describe("NDJSON source", () => {
       expect(again.map(describeElement)).toEqual([[4, "record", { n: 3 }]])
     }))
 
+  it.effect("refuses to resume a file that is now shorter than its checkpoint", () =>
+    Effect.gen(function*() {
+      const path = write("shrunk.ndjson", "{\"n\":1}\n{\"n\":2}\n")
+      const [first] = yield* collect(Ndjson.fromFile(path).elements({}))
+      const committed = { "0": { ...first!.position, resume: { byteOffset: 100 } } }
+      const error = yield* Effect.flip(collect(Ndjson.fromFile(path).elements(committed)))
+      expect(error).toBeInstanceOf(Ndjson.NdjsonReadError)
+      expect((error as Ndjson.NdjsonReadError).message).toBe(
+        `${path} has 16 bytes but the checkpoint is at byte 100: the file was replaced or truncated since the last run ` +
+          "(remove the checkpoint to read it from the start)"
+      )
+    }))
+
+  it.effect("a missing file is a read error naming it", () =>
+    Effect.gen(function*() {
+      const path = join(dir, "no-such-file.ndjson")
+      const error = yield* Effect.flip(collect(Ndjson.fromFile(path).elements({})))
+      expect((error as Ndjson.NdjsonReadError).message).toContain(`cannot read ${path}`)
+    }))
+
   it.effect("frames lines that cross chunk boundaries, from any byte stream", () =>
     Effect.gen(function*() {
       const text = "{\"a\":1}\n{\"b\":\"two\"}\n{\"c\":3}\n"

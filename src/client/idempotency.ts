@@ -74,7 +74,7 @@ export const ensureIdempotencyKey = (
 
 /**
  * Wraps a client so that each call to an idempotent route gets its own key. Apply it
- * outside the retry wrapper (`withIdempotencyKeys(withRetries(...))`): the key is then set
+ * outside the retry wrapper (`withIdempotencyKeys(retrying(client))`): the key is then set
  * once per call and kept by every retry.
  *
  * @since 0.1.0

@@ -79,13 +79,14 @@ const isTransient = (outcome: Outcome): boolean =>
   })
 
 /**
- * Wraps a client so that transient failures are retried per `policy`. The last answer
- * (or error) is returned as it is once the retries are spent.
+ * Makes a wrapper that retries a client's transient failures per `policy`; the last answer
+ * (or error) is returned as it is once the retries are spent. Every client wrapped by the
+ * same wrapper shares one `Retry-After` pause.
  *
  * @since 0.1.0
  */
-export const withRetries = (policy: RetryPolicy) => (client: HttpClient.HttpClient): Effect.Effect<HttpClient.HttpClient> =>
-  Effect.map(Ref.make(0), (pausedUntil) =>
+export const makeRetries = (policy: RetryPolicy): Effect.Effect<(client: HttpClient.HttpClient) => HttpClient.HttpClient> =>
+  Effect.map(Ref.make(0), (pausedUntil) => (client) =>
     HttpClient.transform(client, (send) => {
       const waitForPause = Effect.flatMap(
         Effect.zip(Ref.get(pausedUntil), Clock.currentTimeMillis),

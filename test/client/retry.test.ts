@@ -113,6 +113,23 @@ describe("client retries (against a real HTTP server on loopback that fails firs
     }))
 })
 
+describe("client retries across its typed and raw clients", () => {
+  it.scopedLive("a Retry-After answered to a typed call pauses the raw http client too", () =>
+    Effect.gen(function*() {
+      const server = yield* scripted([failWith(429, { "retry-after": "1" }), ok])
+      const client = yield* clientOf(server.url)
+      const typed = yield* Effect.fork(client.v1.v1Auth.validateKey())
+      while (server.arrivals.length === 0) yield* Effect.sleep("5 millis")
+      yield* Effect.sleep("50 millis")
+      const raw = yield* client.http.execute(HttpClientRequest.get("/v1/auth/validate-key"))
+      yield* raw.text
+      yield* Fiber.join(typed)
+      const [rateLimited, ...later] = server.arrivals.map((a) => a.at)
+      expect(later).toHaveLength(2)
+      for (const arrival of later) expect(arrival - rateLimited!).toBeGreaterThanOrEqual(950)
+    }))
+})
+
 describe("backoff arithmetic", () => {
   it("full jitter stays within the doubling ceiling and the cap", () => {
     expect(backoffMillis(defaultRetryPolicy, 0, 0.999)).toBeLessThan(100)

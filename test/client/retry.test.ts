@@ -98,37 +98,29 @@ describe("client retries (against a real HTTP server on loopback that fails firs
     }))
 
   it.scopedLive("honours Retry-After as a floor and pauses every other call of the client", () =>
-    Effect.gen(function*() {
-      const server = yield* scripted([failWith(429, { "retry-after": "1" }), ok])
-      const client = yield* clientOf(server.url)
-      const first = yield* Effect.fork(client.v1.v1Auth.validateKey())
-      while (server.arrivals.length === 0) yield* Effect.sleep("5 millis")
-      yield* Effect.sleep("50 millis") // the 429 has been answered; the client is now paused
-      const second = yield* Effect.fork(client.v1.v1Auth.validateKey())
-      yield* Fiber.join(first)
-      yield* Fiber.join(second)
-      const [rateLimited, ...later] = server.arrivals.map((a) => a.at)
-      expect(later).toHaveLength(2)
-      for (const arrival of later) expect(arrival - rateLimited!).toBeGreaterThanOrEqual(950)
-    }))
+    pausedBy429((client) => Effect.asVoid(client.v1.v1Auth.validateKey())))
+
+  it.scopedLive("a Retry-After answered to a typed call pauses the raw http client too", () =>
+    pausedBy429((client) => Effect.flatMap(client.http.execute(HttpClientRequest.get("/v1/auth/validate-key")), (r) => r.text)))
 })
 
-describe("client retries across its typed and raw clients", () => {
-  it.scopedLive("a Retry-After answered to a typed call pauses the raw http client too", () =>
-    Effect.gen(function*() {
-      const server = yield* scripted([failWith(429, { "retry-after": "1" }), ok])
-      const client = yield* clientOf(server.url)
-      const typed = yield* Effect.fork(client.v1.v1Auth.validateKey())
-      while (server.arrivals.length === 0) yield* Effect.sleep("5 millis")
-      yield* Effect.sleep("50 millis")
-      const raw = yield* client.http.execute(HttpClientRequest.get("/v1/auth/validate-key"))
-      yield* raw.text
-      yield* Fiber.join(typed)
-      const [rateLimited, ...later] = server.arrivals.map((a) => a.at)
-      expect(later).toHaveLength(2)
-      for (const arrival of later) expect(arrival - rateLimited!).toBeGreaterThanOrEqual(950)
-    }))
-})
+/**
+ * A typed call is answered 429 with `Retry-After: 1`; `second` is started while the client
+ * is paused, and neither the retry nor `second` may reach the server before the second is up.
+ */
+const pausedBy429 = (second: (client: TributaryClient["Type"]) => Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    const server = yield* scripted([failWith(429, { "retry-after": "1" }), ok])
+    const client = yield* clientOf(server.url)
+    const first = yield* Effect.fork(client.v1.v1Auth.validateKey())
+    while (server.arrivals.length === 0) yield* Effect.sleep("5 millis")
+    yield* Effect.sleep("50 millis") // the 429 has been answered; the client is now paused
+    yield* second(client)
+    yield* Fiber.join(first)
+    const [rateLimited, ...later] = server.arrivals.map((a) => a.at)
+    expect(later).toHaveLength(2)
+    for (const arrival of later) expect(arrival - rateLimited!).toBeGreaterThanOrEqual(950)
+  })
 
 describe("backoff arithmetic", () => {
   it("full jitter stays within the doubling ceiling and the cap", () => {

@@ -76,13 +76,13 @@ const send = (
   if (Either.isLeft(url)) {
     return Effect.fail(new HttpClientError.RequestError({ request, reason: "InvalidUrl", cause: url.left }))
   }
-  return Effect.flatMap(bodyOf(request), (body) =>
+  return Effect.flatMap(bodyOf(request), ({ body, contentType }) =>
     Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume, signal) => {
       dispatcher.request({
         origin: url.right.origin,
         path: url.right.pathname + url.right.search,
         method: request.method as Dispatcher.HttpMethod,
-        headers: request.headers,
+        headers: contentType === undefined ? request.headers : { ...request.headers, "content-type": contentType },
         body: body ?? null,
         signal
       }).then(
@@ -94,21 +94,31 @@ const send = (
 
 type DispatchBody = Dispatcher.DispatchOptions["body"]
 
-const bodyOf = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<DispatchBody, HttpClientError.RequestError> => {
+/** The body as undici takes it, and the content type when only the encoding knows it. */
+const bodyOf = (
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<{ readonly body: DispatchBody; readonly contentType?: string }, HttpClientError.RequestError> => {
   const body: HttpBody.HttpBody = request.body
+  const encodeError = (cause: unknown) => new HttpClientError.RequestError({ request, reason: "Encode", cause })
   switch (body._tag) {
     case "Empty":
-      return Effect.succeed(null)
+      return Effect.succeed({ body: null })
     case "Raw":
     case "Uint8Array":
-      return Effect.succeed(body.body as DispatchBody)
-    case "FormData":
-      return Effect.succeed(body.formData as unknown as DispatchBody)
+      return Effect.succeed({ body: body.body as DispatchBody })
+    case "FormData": {
+      // undici's dispatcher does not take Node's global FormData: encode it as fetch does.
+      const encoded = new Response(body.formData)
+      return Effect.tryPromise({
+        try: async () => ({
+          body: new Uint8Array(await encoded.arrayBuffer()),
+          contentType: encoded.headers.get("content-type") ?? "multipart/form-data"
+        }),
+        catch: encodeError
+      })
+    }
     case "Stream":
-      return Effect.mapError(
-        NodeStream.toReadable(body.stream),
-        (cause) => new HttpClientError.RequestError({ request, reason: "Encode", cause })
-      )
+      return Effect.map(Effect.mapError(NodeStream.toReadable(body.stream), encodeError), (readable) => ({ body: readable }))
   }
 }
 

@@ -36,7 +36,7 @@ describe("Transport.direct (a real HTTP server on loopback)", () => {
       expect(server.arrivals[0]!.headers["x-api-key"]).toBe("k")
     }))
 
-  it.scopedLive("sends string, byte and stream bodies with their content type", () =>
+  it.scopedLive("sends string, byte, stream and form bodies with their content type", () =>
     Effect.gen(function*() {
       const server = yield* scriptedServer(() => echo)
       const client = yield* directClient
@@ -46,6 +46,12 @@ describe("Transport.direct (a real HTTP server on loopback)", () => {
       expect(yield* post(HttpBody.text("héllo", "text/plain"))).toMatchObject({ body: "héllo", type: "text/plain" })
       const streamed = HttpBody.stream(Stream.make(new TextEncoder().encode("one,"), new TextEncoder().encode("two")), "text/csv")
       expect(yield* post(streamed)).toMatchObject({ body: "one,two", type: "text/csv" })
+      const form = new FormData()
+      form.set("name", "tributary")
+      const multipart = (yield* post(HttpBody.formData(form))) as { body: string; type: string }
+      expect(multipart.type).toMatch(/^multipart\/form-data; boundary=/)
+      expect(multipart.body).toContain("name=\"name\"")
+      expect(multipart.body).toContain("tributary")
     }))
 
   it.scopedLive("reads a body as a stream of bytes", () =>

@@ -101,4 +101,33 @@ describe("NDJSON source", () => {
       const resumed = yield* collect(source.elements({ "0": elements[0]!.position }))
       expect(resumed.map(describeElement)).toEqual([[2, "record", { b: "two" }], [3, "record", { c: 3 }]])
     }))
+
+  it.effect("gives the same elements and byte offsets however the bytes are cut into chunks", () =>
+    Effect.gen(function*() {
+      // Multi-byte characters, a bad UTF-8 line, CRLF, blank lines, an over-long line, no final newline.
+      const bytes = Buffer.concat([
+        Buffer.from("{\"name\":\"Žiga\",\"city\":\"Škofja Loka\"}\r\n\n{\"emoji\":\"🦀\"}\n"),
+        Buffer.from([0x7b, 0x22, 0x78, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d, 0x0a]),
+        Buffer.from(`{"long":"${"x".repeat(60)}"}\n{"ok":"é"}\n\n{"last":true}`)
+      ])
+      const read = (chunkSize: number) => {
+        const chunks = Array.from({ length: Math.ceil(bytes.length / chunkSize) }, (_, i) => bytes.subarray(i * chunkSize, (i + 1) * chunkSize))
+        return collect(Ndjson.fromBytes("test", Stream.fromIterable(chunks), { maxLineBytes: 50 }).elements({}))
+      }
+      const whole = yield* read(bytes.length)
+      expect(whole.map(describeElement)).toEqual([
+        [1, "record", { name: "Žiga", city: "Škofja Loka" }],
+        [3, "record", { emoji: "🦀" }],
+        [4, "invalid_utf8"],
+        [5, "line_too_long"],
+        [6, "record", { ok: "é" }],
+        [8, "record", { last: true }]
+      ])
+      const offsets = whole.map((e) => (e.position.resume as { byteOffset: number }).byteOffset)
+      expect(offsets[offsets.length - 1]).toBe(bytes.length)
+      for (const size of [1, 2, 3, 5, 7, 16, 64]) {
+        const cut = yield* read(size)
+        expect(cut).toEqual(whole)
+      }
+    }))
 })

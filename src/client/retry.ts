@@ -103,6 +103,8 @@ export const makeRetries = (policy: RetryPolicy): Effect.Effect<(client: HttpCli
           const floor = Either.isRight(outcome)
             ? retryAfterMillis(outcome.right.headers["retry-after"], now)
             : undefined
+          // The answer is dropped: read its body so that its connection serves the next request.
+          if (Either.isRight(outcome)) yield* Effect.ignore(outcome.right.text)
           if (floor !== undefined) {
             yield* Ref.update(pausedUntil, (until) => Math.max(until, now + floor))
           }

@@ -12,6 +12,7 @@ import * as Checkpoint from "../pipeline/Checkpoint.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
 import { run, type PipelineError } from "../pipeline/run.js"
+import { positiveInteger } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
@@ -116,11 +117,11 @@ const checkpoint = Options.text("checkpoint").pipe(
   Options.optional,
   Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
 )
-const concurrency = Options.integer("concurrency").pipe(
+const concurrency = positiveInteger("concurrency").pipe(
   Options.withDefault(4),
   Options.withDescription("Batches in flight at once")
 )
-const maxLineBytes = Options.integer("max-line-bytes").pipe(
+const maxLineBytes = positiveInteger("max-line-bytes").pipe(
   Options.withDefault(Ndjson.defaultMaxLineBytes),
   Options.withDescription("Longer lines are dead-lettered")
 )

@@ -9,6 +9,7 @@ import { Console, Context, Effect, Either, Layer, Option } from "effect"
 import { formatFaults, parseFaults } from "../server/faults.js"
 import * as ReferenceServer from "../server/http.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
+import { positiveInteger } from "./options.js"
 
 const host = Options.text("host").pipe(
   Options.withDefault("127.0.0.1"),
@@ -26,7 +27,7 @@ const seed = Options.file("seed", { exists: "yes" }).pipe(
   Options.optional,
   Options.withDescription("JSON seed file with organizations, accounts, users and keys")
 )
-const maxBodyBytes = Options.integer("max-body-bytes").pipe(
+const maxBodyBytes = positiveInteger("max-body-bytes").pipe(
   Options.withDefault(ReferenceServer.defaultMaxBodyBytes),
   Options.withDescription("Request bodies over this many bytes are answered 413")
 )

@@ -97,6 +97,10 @@ export const run = <E, R>(
   config: PipelineConfig<E, R>
 ): Effect.Effect<Progress, E | PipelineError, R> =>
   Effect.gen(function*() {
+    const concurrency = config.concurrency ?? 4
+    if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+      return yield* Effect.dieMessage(`concurrency must be a whole number of at least 1, got ${concurrency}`)
+    }
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
     const loaded = yield* config.checkpoint.load
     const tracker = new CommitTracker()
@@ -223,7 +227,7 @@ export const run = <E, R>(
         checkpoint: config.checkpoint,
         recordedCuts: loaded.cuts
       }),
-      forEachConcurrently(handleUnit, config.concurrency ?? 4),
+      forEachConcurrently(handleUnit, concurrency),
       // What was delivered before a failure or an interruption (Ctrl-C) is still committed,
       // so a restart replays less.
       Effect.onExit((exit) =>

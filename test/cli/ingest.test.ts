@@ -94,6 +94,18 @@ describe("tributary ingest", () => {
     const result = await runCli(["ingest", join(dir, "x.ndjson")])
     expect(result.code).toBe(2)
   })
+
+  it("refuses a concurrency or a line limit below 1 as a usage error naming the option", async () => {
+    const file = join(dir, "limits.ndjson")
+    writeFileSync(file, "{\"id\":1}\n")
+    const base = ["ingest", file, "--dataset", "d", "--api-url", server.url, "--api-key", key]
+    const zero = await runCli([...base, "--concurrency", "0"])
+    expect(zero.code).toBe(2)
+    expect(zero.stderr).toContain("--concurrency must be at least 1, got 0")
+    const negative = await runCli([...base, "--max-line-bytes", "-5"])
+    expect(negative.code).toBe(2)
+    expect(negative.stderr).toContain("--max-line-bytes must be at least 1, got -5")
+  })
 })
 
 describe("tributary ingest interrupted (Ctrl-C)", () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Chunk, Context, Effect, Layer, Redacted, Stream } from "effect"
+import { Cause, Chunk, Context, Effect, Exit, Layer, Redacted, Stream } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
@@ -213,6 +213,15 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       ])
       const committed = seen.flatMap((e) => (e._tag === "Committed" ? [e.position.offset] : []))
       expect(committed[committed.length - 1]).toBe(251)
+    }))
+
+  it.effect("a concurrency below 1 is refused at once (it would wait forever)", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const path = writeLines("zero-concurrency.ndjson", ["{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}"])
+      const exit = yield* Effect.exit(runNdjson(client, path, { datasetId, concurrency: 0 }))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(String(exit)).toContain("concurrency must be a whole number of at least 1, got 0")
     }))
 
   it.effect("events: a failed run fails the stream with the run's error", () =>

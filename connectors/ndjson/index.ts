@@ -233,7 +233,12 @@ export const fromFile = (
         Stream.mapError((error: PlatformError | NdjsonReadError) =>
           error._tag === "NdjsonReadError"
             ? error
-            : new NdjsonReadError({ reason: `cannot read ${path}: ${error.message}`, cause: error })
+            : new NdjsonReadError({
+              reason: `cannot read ${path}: ${
+                error._tag === "SystemError" && error.reason === "NotFound" ? "no such file" : error.message
+              }`,
+              cause: error
+            })
         )
       ),
     options

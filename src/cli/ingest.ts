@@ -101,7 +101,8 @@ export const interruptedMessage = (checkpointPath: string | undefined) =>
  */
 export const summarize = (progress: Progress, paths: { readonly deadLetters: string; readonly checkpoint: string | undefined }) =>
   [
-    `read ${progress.read} lines: ${progress.accepted} stored, ${progress.rejected} rejected by the service, ` +
+    `read ${progress.read} ${progress.read === 1 ? "line" : "lines"}: ${progress.accepted} stored, ` +
+    `${progress.rejected} rejected by the service, ` +
     `${progress.deadLettered} dead-lettered in total`,
     progress.deadLettered > 0 ? `dead letters: ${paths.deadLetters}` : "no dead letters",
     paths.checkpoint === undefined ? "no checkpoint (standard input)" : `checkpoint: ${paths.checkpoint}`

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
+import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
 import { batch, type Batch, type Unit } from "./batch.js"
@@ -286,11 +286,23 @@ const forEachConcurrently = <A, E2, R2>(f: (a: A) => Effect.Effect<void, E2, R2>
   Effect.scoped(Effect.gen(function*() {
     const running = yield* FiberSet.make<void, E2>()
     const permits = yield* Effect.makeSemaphore(concurrency)
-    const start = (a: A) => Effect.zipRight(permits.take(1), FiberSet.run(running, Effect.ensuring(f(a), permits.release(1))))
-    yield* Effect.raceFirst(
-      Effect.zipRight(Stream.runForEach(stream, start), FiberSet.awaitEmpty(running)),
-      FiberSet.join(running)
-    )
+    // Recorded before the element's permit is given back, so no failure can go unseen.
+    const failed = yield* Deferred.make<never, E2>()
+    const start = (a: A) =>
+      Effect.zipRight(
+        permits.take(1),
+        FiberSet.run(
+          running,
+          f(a).pipe(
+            Effect.onError((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.failCause(failed, cause)),
+            Effect.ensuring(permits.release(1))
+          )
+        )
+      )
+    // Every element started, then every permit back: every element finished.
+    const all = Effect.zipRight(Stream.runForEach(stream, start), permits.take(concurrency))
+    yield* Effect.raceFirst(all, Deferred.await(failed))
+    if (yield* Deferred.isDone(failed)) yield* Deferred.await(failed)
   }))
 
 /** Re-exported for callers that match on it. @since 0.1.0 */

@@ -87,7 +87,7 @@ describe("NDJSON source", () => {
     Effect.gen(function*() {
       const path = join(dir, "no-such-file.ndjson")
       const error = yield* Effect.flip(collect(Ndjson.fromFile(path).elements({})))
-      expect((error as Ndjson.NdjsonReadError).message).toContain(`cannot read ${path}`)
+      expect((error as Ndjson.NdjsonReadError).message).toBe(`cannot read ${path}: no such file`)
     }))
 
   it.effect("frames lines that cross chunk boundaries, from any byte stream", () =>

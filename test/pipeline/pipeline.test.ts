@@ -215,6 +215,26 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       expect(committed[committed.length - 1]).toBe(251)
     }))
 
+  it.effect("a dead letter that cannot be written stops the run, and nothing past it is committed", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const path = writeLines("unwritable-letters.ndjson", [
+        "{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}",
+        "not json",
+        "{\"id\":\"c\",\"amount\":3,\"at\":\"2026-11-01\"}"
+      ])
+      const checkpoint = yield* Checkpoint.memory()
+      const error = yield* Effect.flip(run(client, {
+        source: Ndjson.fromFile(path),
+        destination: { datasetId },
+        checkpoint,
+        deadLetters: { write: () => Effect.fail(new DeadLetter.DeadLetterError({ reason: "disk full" })) },
+        ...quick
+      }).pipe(Effect.provide(NodeContext.layer)))
+      expect(error).toMatchObject({ _tag: "DeadLetterError", reason: "disk full" })
+      expect((yield* checkpoint.current).positions).toEqual({})
+    }))
+
   it.effect("a concurrency below 1 is refused at once (it would wait forever)", () =>
     Effect.gen(function*() {
       const { client, datasetId } = yield* v2Dataset()

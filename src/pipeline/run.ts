@@ -228,6 +228,9 @@ export const run = <E, R>(
         recordedCuts: loaded.cuts
       }),
       forEachConcurrently(handleUnit, concurrency),
+      // The committer runs until it is stopped: it ends of itself only when a commit failed,
+      // and then the run must stop too, not go on sending what it can no longer commit.
+      (delivering) => Effect.raceFirst(delivering, Fiber.join(committer)),
       // What was delivered before a failure or an interruption (Ctrl-C) is still committed,
       // so a restart replays less.
       Effect.onExit((exit) =>

@@ -11,7 +11,7 @@ import { batch, type Unit } from "../../src/pipeline/batch.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { events, run, type PipelineConfig } from "../../src/pipeline/run.js"
-import type { SourceElement } from "../../src/pipeline/Source.js"
+import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { validate, type Checked } from "../../src/pipeline/validate.js"
 import { json, scriptedServer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
@@ -233,6 +233,31 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       }).pipe(Effect.provide(NodeContext.layer)))
       expect(error).toMatchObject({ _tag: "DeadLetterError", reason: "disk full" })
       expect((yield* checkpoint.current).positions).toEqual({})
+    }))
+
+  it.effect("a checkpoint that cannot be written stops an endless run", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const endless: Source = {
+        name: "endless",
+        elements: () =>
+          Stream.iterate(1, (n) => n + 1).pipe(
+            Stream.map((n): SourceElement => ({
+              _tag: "Record",
+              position: { partition: "0", offset: n },
+              value: { id: `e${n % 500}`, amount: n, at: "2026-11-01" }
+            }))
+          )
+      }
+      const memory = yield* Checkpoint.memory()
+      const error = yield* Effect.flip(run(client, {
+        source: endless,
+        destination: { datasetId },
+        checkpoint: { ...memory, commit: () => Effect.fail(new Checkpoint.CheckpointError({ reason: "disk full" })) },
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }))
+      expect(error).toMatchObject({ _tag: "CheckpointError", reason: "disk full" })
     }))
 
   it.effect("a concurrency below 1 is refused at once (it would wait forever)", () =>

@@ -101,14 +101,17 @@ const terminal = new Set(["success", "failed", "purged", "error"])
 interface Answer {
   readonly status: number
   readonly body: any
+  /** The start of the answer as it came, for messages about answers of the wrong shape. */
+  readonly excerpt: string
 }
 
 const readAnswer = (response: { readonly status: number; readonly text: Effect.Effect<string, unknown> }) =>
   Effect.map(Effect.orElseSucceed(response.text, () => ""), (text): Answer => {
+    const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text
     try {
-      return { status: response.status, body: JSON.parse(text) }
+      return { status: response.status, body: JSON.parse(text), excerpt }
     } catch {
-      return { status: response.status, body: { errors: [{ message: text.slice(0, 200) || `HTTP ${response.status}` }] } }
+      return { status: response.status, body: { errors: [{ message: excerpt || `HTTP ${response.status}` }] }, excerpt }
     }
   })
 
@@ -176,7 +179,10 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
         if (answer.status !== 200) {
           return Effect.fail(failure(records, `following ingestion ${ingestionId}: ${firstError(answer).message}`, answer.status))
         }
-        const detail = api === "v2" ? answer.body.data : answer.body
+        const detail = api === "v2" ? answer.body?.data : answer.body
+        if (typeof detail?.status !== "string") {
+          return Effect.fail(failure(records, `following ingestion ${ingestionId}: an answer without a status: ${answer.excerpt}`, 200))
+        }
         if (terminal.has(detail.status)) return Effect.succeed(detail)
         return Effect.zipRight(Effect.sleep(Duration.millis(wait)), poll(Math.min(pollMax, Math.ceil(wait * 1.5))))
       })
@@ -208,7 +214,10 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
       if (answer.status !== 200) {
         return yield* Effect.fail(failure(records, firstError(answer).message, answer.status))
       }
-      const ingestionId: string = api === "v2" ? answer.body.data.ingestionId : answer.body.ingestionId
+      const ingestionId: unknown = api === "v2" ? answer.body?.data?.ingestionId : answer.body?.ingestionId
+      if (typeof ingestionId !== "string") {
+        return yield* Effect.fail(failure(records, `the service answered 200 without an ingestion id: ${answer.excerpt}`, 200))
+      }
       const detail = yield* track(records, ingestionId)
       if (detail.status === "failed" || detail.status === "purged" || detail.status === "error") {
         const why = detail.errors?.[0]?.message ?? detail.status
@@ -225,7 +234,9 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
           refused: []
         }
       }
-      const metrics = detail.metrics.ingestionMetrics
+      // Without metrics, a successful ingestion is taken to have stored every record.
+      const metrics = detail.metrics?.ingestionMetrics ??
+        { appendedRecordsCount: records.length, overwrittenRecordsCount: 0, rejectedRecordsCount: 0 }
       const rejected = Array.from({ length: metrics.rejectedRecordsCount }, (_, i): DeadLetter => ({
         position: records[0]!.position,
         reason: {

@@ -13,7 +13,7 @@ import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { events, run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { validate, type Checked } from "../../src/pipeline/validate.js"
-import { json, scriptedServer } from "../support/http.js"
+import { json, scriptedServer, type Answer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-pipeline-"))
@@ -361,6 +361,44 @@ describe("checkpoint capture", () => {
         expect(arrival.headers["idempotency-key"]).toBe(keysFirst.get(idsOf(arrival.body)[0]))
       }
       expect((yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)).positions["0"]?.offset).toBe(5)
+    }))
+})
+
+describe("answers of the wrong shape (a real HTTP server on loopback, scripted)", () => {
+  const schema = { columns: ordersSchema, primaryKey: ["id"] }
+  const deliverTo = (answer: Answer) =>
+    Effect.gen(function*() {
+      const server = yield* scriptedServer(() => answer)
+      const client = yield* standaloneClient(server.url, { maxRetries: 0 })
+      const path = writeLines(`shape-${randomUUID()}.ndjson`, ["{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}"])
+      return yield* Effect.flip(run(client, {
+        source: Ndjson.fromFile(path),
+        destination: { datasetId: "00000000-0000-4000-8000-000000000000" },
+        schema,
+        checkpoint: yield* Checkpoint.memory(),
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }).pipe(Effect.provide(NodeContext.layer)))
+    })
+
+  it.scopedLive("a 200 that is not the service's answer (a proxy's page) stops the run with what came back", () =>
+    Effect.gen(function*() {
+      const error = yield* deliverTo((_arrival, res) => {
+        res.writeHead(200, { "content-type": "text/html" })
+        res.end("<html>Welcome to the proxy</html>")
+      })
+      expect(error).toMatchObject({ _tag: "DeliveryError", status: 200 })
+      expect(error.message).toContain("the service answered 200 without an ingestion id: <html>Welcome to the proxy</html>")
+    }))
+
+  it.scopedLive("an ingestion answer without a status stops the run naming the ingestion", () =>
+    Effect.gen(function*() {
+      const error = yield* deliverTo((arrival, res) =>
+        arrival.method === "POST"
+          ? json(res, 200, { requestId: "r", status: "success", data: { ingestionId: "ing-1", status: "queued" } })
+          : json(res, 200, { requestId: "r", status: "success", data: {} })
+      )
+      expect(error.message).toContain("following ingestion ing-1: an answer without a status")
     }))
 })
 

@@ -70,16 +70,17 @@ export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis
 export const fetchSchema = (client: TributaryClientService, datasetId: string): Effect.Effect<DatasetSchema, SchemaError> =>
   client.http.execute(HttpClientRequest.get(`/v2/datasets/${datasetId}/schema`)).pipe(
     Effect.flatMap((response) =>
-      Effect.flatMap(response.json, (body: any) =>
-        response.status === 200
-          ? Effect.succeed({
-            columns: (body.data.items as ReadonlyArray<{ id: string; dataType: Column["dataType"] }>).map((c) => ({
-              id: c.id,
-              dataType: c.dataType
-            })),
-            primaryKey: body.data.primaryKey ?? []
-          })
-          : Effect.fail(`the service answered ${response.status}: ${body?.errors?.[0]?.message ?? "no reason given"}`))
+      Effect.flatMap(response.json, (body: any) => {
+        if (response.status !== 200) {
+          return Effect.fail(`the service answered ${response.status}: ${body?.errors?.[0]?.message ?? "no reason given"}`)
+        }
+        const items: ReadonlyArray<{ id: string; dataType: Column["dataType"] }> | undefined = body?.data?.items
+        if (!Array.isArray(items)) return Effect.fail("the service answered 200 without the columns")
+        return Effect.succeed({
+          columns: items.map((c) => ({ id: c.id, dataType: c.dataType })),
+          primaryKey: body.data.primaryKey ?? []
+        })
+      })
     ),
     Effect.mapError((error) =>
       new SchemaError({ reason: `cannot read the schema of dataset ${datasetId}: ${typeof error === "string" ? error : error.message}` })

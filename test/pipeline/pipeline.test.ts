@@ -10,7 +10,7 @@ import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
-import { events, run, type PipelineConfig } from "../../src/pipeline/run.js"
+import { events, fetchSchema, run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { validate, type Checked } from "../../src/pipeline/validate.js"
 import { json, scriptedServer, type Answer } from "../support/http.js"
@@ -389,6 +389,14 @@ describe("answers of the wrong shape (a real HTTP server on loopback, scripted)"
       })
       expect(error).toMatchObject({ _tag: "DeliveryError", status: 200 })
       expect(error.message).toContain("the service answered 200 without an ingestion id: <html>Welcome to the proxy</html>")
+    }))
+
+  it.scopedLive("a schema answer without columns is a SchemaError, not a crash", () =>
+    Effect.gen(function*() {
+      const server = yield* scriptedServer(() => (_arrival, res) => json(res, 200, { requestId: "r", status: "success", data: {} }))
+      const client = yield* standaloneClient(server.url, { maxRetries: 0 })
+      const error = yield* Effect.flip(fetchSchema(client, "d1"))
+      expect(error).toMatchObject({ _tag: "SchemaError", reason: "cannot read the schema of dataset d1: the service answered 200 without the columns" })
     }))
 
   it.scopedLive("an ingestion answer without a status stops the run naming the ingestion", () =>

@@ -235,6 +235,40 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       expect((yield* checkpoint.current).positions).toEqual({})
     }))
 
+  it.effect("keeps partitions apart: batches never mix them, each commits its own position, a restart resumes each", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset([])
+      // Two partitions interleaved, as a consumer of a two-partition topic would read them.
+      const elements: ReadonlyArray<SourceElement> = Array.from({ length: 300 }, (_, i) => {
+        const partition = i % 2 === 0 ? "p0" : "p1"
+        const offset = (partition === "p0" ? 0 : 1000) + Math.floor(i / 2)
+        return { _tag: "Record", position: { partition, offset }, value: { id: `${partition}-${offset}`, amount: i, at: "2026-11-01" } }
+      })
+      const twoPartitions: Source = {
+        name: "two-partitions",
+        elements: (committed) =>
+          Stream.fromIterable(elements.filter((e) => e.position.offset > (committed[e.position.partition]?.offset ?? -1)))
+      }
+      const checkpoint = yield* Checkpoint.memory()
+      const config = { source: twoPartitions, destination: { datasetId }, checkpoint, deadLetters: yield* DeadLetter.memory, ...quick }
+      const seen = yield* events(client, config).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+
+      const sent = seen.flatMap((e) => (e._tag === "BatchSent" ? [e] : []))
+      for (const batch of sent) {
+        const base = batch.partition === "p0" ? 0 : 1000
+        expect(batch.first).toBeGreaterThanOrEqual(base)
+        expect(batch.last).toBeLessThan(base + 150)
+      }
+      expect(sent.reduce((n, b) => n + b.records, 0)).toBe(300)
+      expect((yield* checkpoint.current).positions).toMatchObject({ p0: { offset: 149 }, p1: { offset: 1149 } })
+      const rows = yield* storedRows(client, datasetId)
+      expect(rows).toHaveLength(300)
+      expect(new Set(rows.map((r) => r.id)).size).toBe(300)
+
+      const again = yield* run(client, config)
+      expect(again.read).toBe(0)
+    }))
+
   it.effect("a checkpoint that cannot be written stops an endless run", () =>
     Effect.gen(function*() {
       const { client, datasetId } = yield* v2Dataset()

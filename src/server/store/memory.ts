@@ -24,20 +24,13 @@ import {
 interface StoredRows {
   /** Rows by primary-key string; without a primary key, by insertion number. */
   readonly rows: Map<string, Row>
+  /** Each row's size as JSON, by the same key: an overwrite must not serialize the old row again. */
+  readonly sizes: Map<string, number>
   bytes: number
   appendCounter: number
 }
 
-// A row's size is computed once, when stored: an overwrite must not serialize the old row again.
-const rowSizes = new WeakMap<Row, number>()
-const rowBytes = (row: Row): number => {
-  let size = rowSizes.get(row)
-  if (size === undefined) {
-    size = Buffer.byteLength(JSON.stringify(row))
-    rowSizes.set(row, size)
-  }
-  return size
-}
+const noRows = (): StoredRows => ({ rows: new Map(), sizes: new Map(), bytes: 0, appendCounter: 0 })
 
 /**
  * Builds a memory store holding the seed's organizations, accounts, users and keys.
@@ -141,7 +134,7 @@ export const make = (seed: Seed): StoreService => {
       Effect.sync(() => {
         const dataset: Dataset = { ...input, id: randomUUID(), createdAt: isoTimestamp() }
         datasets.set(dataset.id, dataset)
-        storedRows.set(dataset.id, { rows: new Map(), bytes: 0, appendCounter: 0 })
+        storedRows.set(dataset.id, noRows())
         return dataset
       }),
     dataset: (id) => Effect.sync(() => Option.fromNullable(datasets.get(id))),
@@ -160,13 +153,18 @@ export const make = (seed: Seed): StoreService => {
         const copy: Dataset = { ...datasets.get(id)!, id: randomUUID(), name, createdBy, createdAt: isoTimestamp() }
         datasets.set(copy.id, copy)
         const source = storedRows.get(id)!
-        storedRows.set(copy.id, { rows: new Map(source.rows), bytes: source.bytes, appendCounter: source.appendCounter })
+        storedRows.set(copy.id, {
+          rows: new Map(source.rows),
+          sizes: new Map(source.sizes),
+          bytes: source.bytes,
+          appendCounter: source.appendCounter
+        })
         return copy
       }),
     deleteDataset: (id) => Effect.sync(() => removeDataset(id)),
     purgeDataset: (id) =>
       Effect.sync(() => {
-        storedRows.set(id, { rows: new Map(), bytes: 0, appendCounter: 0 })
+        storedRows.set(id, noRows())
         for (const ingestion of ingestions.values()) {
           if (ingestion.datasetId === id && pending.has(ingestion.id)) {
             pending.delete(ingestion.id)
@@ -194,15 +192,17 @@ export const make = (seed: Seed): StoreService => {
           const key = updated.primaryKey.length > 0
             ? primaryKeyOf(row, updated.primaryKey)
             : String(stored.appendCounter++)
-          const previous = stored.rows.get(key)
-          if (previous === undefined) {
+          const previousSize = stored.sizes.get(key)
+          if (previousSize === undefined) {
             appended++
           } else {
             overwritten++
-            stored.bytes -= rowBytes(previous)
+            stored.bytes -= previousSize
           }
+          const size = Buffer.byteLength(JSON.stringify(row))
           stored.rows.set(key, row)
-          stored.bytes += rowBytes(row)
+          stored.sizes.set(key, size)
+          stored.bytes += size
         }
         return { appended, overwritten, stats: statsOf(updated) }
       }),

@@ -38,6 +38,8 @@ const idempotentRoutes: ReadonlyArray<{ readonly method: string; readonly path: 
   { method: "POST", path: /\/v1\/datasets\/[^/]+\/data$/ }
 ]
 
+const idempotentMethods = new Set(idempotentRoutes.map((route) => route.method))
+
 const pathOf = (url: string): string => {
   try {
     return new URL(url, "http://localhost").pathname.replace(/\/+$/, "")
@@ -53,10 +55,9 @@ const pathOf = (url: string): string => {
  */
 export const acceptsIdempotencyKey = (method: string, url: string): boolean => {
   // Most calls are reads: settle those before parsing the URL.
-  const routes = idempotentRoutes.filter((route) => route.method === method)
-  if (routes.length === 0) return false
+  if (!idempotentMethods.has(method)) return false
   const path = pathOf(url)
-  return routes.some((route) => route.path.test(path))
+  return idempotentRoutes.some((route) => route.method === method && route.path.test(path))
 }
 
 /**

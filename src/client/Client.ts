@@ -25,7 +25,6 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
-import { identity } from "effect/Function"
 import { V1Api } from "../api/v1.js"
 import { V2Api } from "../api/v2/index.js"
 import { withIdempotencyKeys } from "./idempotency.js"
@@ -64,9 +63,11 @@ const makeClients = (config: ClientConfig) =>
     const v2 = yield* HttpApiClient.make(V2Api, { baseUrl: config.baseUrl, transformClient })
     // The hot path goes straight to undici when its dispatcher is at hand and no spans are wanted.
     const dispatcher = yield* Effect.serviceOption(NodeHttpClient.Dispatcher)
-    const hot = Option.isSome(dispatcher) && config.traceRequests !== true
+    const hot = config.traceRequests === true
+      ? typed
+      : Option.isSome(dispatcher)
       ? withPolicy(Transport.direct(dispatcher.value))
-      : typed.pipe(config.traceRequests === true ? identity : HttpClient.withTracerDisabledWhen(() => true))
+      : HttpClient.withTracerDisabledWhen(typed, () => true)
     return {
       v1,
       v2,

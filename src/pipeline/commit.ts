@@ -43,14 +43,18 @@ export class CommitTracker {
     return state
   }
 
-  /** Notes that element `seq` of `partition` was read at `now`. */
-  read(partition: string, seq: number, now: number): void {
+  /**
+   * Notes that the next element of `partition` was read at `now`, and answers its number:
+   * elements are numbered densely from 0 per partition, in reading order.
+   */
+  read(partition: string, now: number): number {
     const state = this.state(partition)
-    state.read = seq + 1
+    const seq = state.read++
     if (state.marks[state.marks.length - 1]?.at !== now) {
       state.marks.push({ seq, at: now })
       dropDeliveredMarks(state)
     }
+    return seq
   }
 
   /**

@@ -202,17 +202,12 @@ export const run = <E, R>(
 
     // Numbering, the read clock, validation and the counters in one pass over each chunk.
     const check = checkElement(schema)
-    const nextSeq = new Map<string, number>()
     const checked: Stream.Stream<Checked, E, R> = Stream.mapChunks(
       config.source.elements(loaded.positions),
       (chunk) => {
         const now = Date.now()
         return Chunk.map(chunk, (element) => {
-          const partition = element.position.partition
-          const seq = nextSeq.get(partition) ?? 0
-          nextSeq.set(partition, seq + 1)
-          tracker.read(partition, seq, now)
-          const result = check(element, seq)
+          const result = check(element, tracker.read(element.position.partition, now))
           progress.read++
           if (result._tag === "Valid") progress.valid++
           return result

@@ -6,7 +6,7 @@ const at = (offset: number) => ({ partition: "p", offset })
 describe("CommitTracker", () => {
   it("commits only the highest contiguous delivered position", () => {
     const tracker = new CommitTracker()
-    for (let seq = 0; seq < 6; seq++) tracker.read("p", seq, 1000)
+    for (let i = 0; i < 6; i++) tracker.read("p", 1000)
     expect(tracker.delivered("p", 2, 3, at(40))).toBeUndefined() // 0..1 still out
     expect(tracker.delivered("p", 0, 1, at(20))).toEqual(at(40)) // 0..3 now contiguous
     expect(tracker.delivered("p", 5, 5, at(60))).toBeUndefined() // 4 still out
@@ -15,8 +15,8 @@ describe("CommitTracker", () => {
 
   it("keeps partitions apart", () => {
     const tracker = new CommitTracker()
-    tracker.read("a", 0, 0)
-    tracker.read("b", 0, 0)
+    tracker.read("a", 0)
+    tracker.read("b", 0)
     expect(tracker.delivered("b", 0, 0, { partition: "b", offset: 7 })).toEqual({ partition: "b", offset: 7 })
     expect(tracker.oldestPendingMillis(10)).toBe(10) // a's element 0 is still pending
   })
@@ -24,10 +24,10 @@ describe("CommitTracker", () => {
   it("reports the age of the oldest element not yet delivered", () => {
     const tracker = new CommitTracker()
     expect(tracker.oldestPendingMillis(500)).toBe(0)
-    tracker.read("p", 0, 100)
-    tracker.read("p", 1, 100)
-    tracker.read("p", 2, 200)
-    tracker.read("p", 3, 300)
+    tracker.read("p", 100)
+    tracker.read("p", 100)
+    tracker.read("p", 200)
+    tracker.read("p", 300)
     expect(tracker.oldestPendingMillis(1000)).toBe(900)
     tracker.delivered("p", 0, 1, at(2))
     expect(tracker.oldestPendingMillis(1000)).toBe(800)
@@ -35,7 +35,7 @@ describe("CommitTracker", () => {
     expect(tracker.oldestPendingMillis(1000)).toBe(800)
     tracker.delivered("p", 2, 2, at(3))
     expect(tracker.oldestPendingMillis(1000)).toBe(0)
-    tracker.read("p", 4, 900)
+    tracker.read("p", 900)
     expect(tracker.oldestPendingMillis(1000)).toBe(100)
   })
 })

@@ -22,12 +22,12 @@ import {
   readCheckpoint,
   readDeadLetters,
   runIngest,
-  seededRandom,
   storedBatches,
   type Attempt,
   type CheckpointFile,
   writeSource
 } from "../support/crash.js"
+import { seededRandom } from "../../src/server/faults.js"
 
 const seed = process.env["TRIBUTARY_CRASH_SEED"] !== undefined
   ? Number(process.env["TRIBUTARY_CRASH_SEED"])

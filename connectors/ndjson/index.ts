@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import { isAscii, isUtf8 } from "node:buffer"
 import { resolve } from "node:path"
 import * as FileSystem from "@effect/platform/FileSystem"
 import type { PlatformError } from "@effect/platform/Error"
@@ -43,133 +44,170 @@ export class NdjsonReadError extends Data.TaggedError("NdjsonReadError")<{ reado
   }
 }
 
-interface Line {
-  readonly number: number
-  /** Byte offset just after the line end. */
-  readonly end: number
-  /** The line's bytes without the line end; undefined when it was too long to keep. */
-  readonly bytes: Uint8Array | undefined
-  readonly length: number
-}
-
 const newline = 0x0a
 const carriageReturn = 0x0d
 
-/**
- * Cuts a byte stream into lines with their numbers and end offsets; a line longer than
- * `maxLineBytes` is reported without its bytes (they are never buffered).
- *
- * @since 0.1.0
- */
-export const lines = <E, R>(
-  bytes: Stream.Stream<Uint8Array, E, R>,
-  from: { readonly line: number; readonly byteOffset: number },
-  maxLineBytes: number
-): Stream.Stream<Line, E, R> => {
-  let pending: Array<Uint8Array> = []
-  let pendingLength = 0
-  let tooLong = false
-  let number = from.line
-  let offset = from.byteOffset
-  const take = (end: number): Line => {
-    number++
-    const length = pendingLength
-    let joined: Uint8Array | undefined
-    if (!tooLong) joined = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingLength)
-    pending = []
-    pendingLength = 0
-    tooLong = false
-    return { number, end, bytes: joined, length }
-  }
-  const keep = (part: Uint8Array) => {
-    pendingLength += part.length
-    if (tooLong) return
-    if (pendingLength > maxLineBytes + 1) { // +1: a CR that belongs to the line end
-      tooLong = true
-      pending = []
-    } else if (part.length > 0) {
-      pending.push(part)
-    }
-  }
-  const cut = (chunk: Uint8Array): Array<Line> => {
-    const out: Array<Line> = []
-    let start = 0
-    for (let i = chunk.indexOf(newline); i !== -1; i = chunk.indexOf(newline, start)) {
-      keep(chunk.subarray(start, i))
-      offset += i - start + 1
-      out.push(take(offset))
-      start = i + 1
-    }
-    keep(chunk.subarray(start))
-    offset += chunk.length - start
-    return out
-  }
-  return Stream.concat(
-    Stream.mapConcat(bytes, cut),
-    Stream.suspend(() => (pendingLength > 0 || tooLong ? Stream.make(take(offset)) : Stream.empty))
-  )
-}
-
-const decoder = new TextDecoder("utf-8", { fatal: true })
+// Keeps a byte-order mark: only the first line of a file may start with one, and it is cut there.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 const shown = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
 
+const asBuffer = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+
 /**
- * Turns a line into a record or a malformed element; undefined for a blank line.
+ * Cuts a byte stream into elements, one chunk at a time.
+ *
+ * The complete lines of a chunk are checked and decoded in one step: ASCII text (the common
+ * case) is taken as it is, and its string indices are its byte offsets; other valid UTF-8 is
+ * decoded whole and its byte offsets found beside it. Only a chunk with invalid UTF-8 is
+ * decoded line by line, to name the bad lines. The bytes of a line longer than
+ * `maxLineBytes` are never kept.
  *
  * @since 0.1.0
  */
-export const parseLine = (line: Line, maxLineBytes: number): SourceElement | undefined => {
-  const position: Position = { partition, offset: line.number, resume: { byteOffset: line.end } }
-  if (line.bytes === undefined) {
-    return {
-      _tag: "Malformed",
-      position,
-      problem: {
-        code: "line_too_long",
-        field: null,
-        message: `line ${line.number} is ${line.length} bytes, over the ${maxLineBytes}-byte limit`
-      },
-      raw: ""
+export const framer = (from: { readonly line: number; readonly byteOffset: number }, maxLineBytes: number) => {
+  let number = from.line
+  /** Byte offset of the first byte not yet framed (the start of `carry`). */
+  let offset = from.byteOffset
+  /** The start of a line that began in an earlier chunk. */
+  let carry: Array<Buffer> = []
+  let carryLength = 0
+  let carryTooLong = false
+  let carryLastByte = 0
+
+  const position = (end: number): Position => ({ partition, offset: number, resume: { byteOffset: end } })
+
+  /** A decoded line of `length` bytes, without its line end; undefined for a blank line. */
+  const element = (text: string, length: number, end: number): SourceElement | undefined => {
+    number++
+    if (text.charCodeAt(text.length - 1) === carriageReturn) {
+      text = text.slice(0, -1)
+      length--
+    }
+    if (length > maxLineBytes) return tooLong(length, end)
+    if (number === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    if (text.trim() === "") return undefined
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (error) {
+      return malformed(end, "invalid_json", `line ${number}: ${(error as Error).message}`, text)
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      const got = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value
+      return malformed(end, "not_an_object", `line ${number}: expected a JSON object, got ${got}`, text)
+    }
+    return { _tag: "Record", position: position(end), value, json: text }
+  }
+
+  const malformed = (end: number, code: string, message: string, raw: string): SourceElement => ({
+    _tag: "Malformed",
+    position: position(end),
+    problem: { code, field: null, message },
+    raw: shown(raw)
+  })
+
+  // `number` is already this line's.
+  const tooLong = (length: number, end: number) =>
+    malformed(end, "line_too_long", `line ${number} is ${length} bytes, over the ${maxLineBytes}-byte limit`, "")
+
+  /** One line's bytes, decoded on its own (a line crossing chunks, or in a chunk with bad UTF-8). */
+  const decodeLine = (bytes: Buffer, end: number): SourceElement | undefined => {
+    const length = bytes.length - (bytes[bytes.length - 1] === carriageReturn ? 1 : 0)
+    if (length > maxLineBytes) {
+      number++
+      return tooLong(length, end)
+    }
+    let text: string
+    try {
+      text = decoder.decode(bytes)
+    } catch {
+      number++
+      return malformed(end, "invalid_utf8", `line ${number} is not valid UTF-8`, bytes.toString("latin1"))
+    }
+    return element(text, bytes.length, end)
+  }
+
+  /** The lines of `bytes`, which ends with a line end; `base` is the offset of its first byte. */
+  const completeLines = (bytes: Buffer, base: number, out: Array<SourceElement>) => {
+    const push = (e: SourceElement | undefined) => e !== undefined && out.push(e)
+    if (isAscii(bytes)) {
+      const text = bytes.toString("latin1")
+      for (let start = 0, i = text.indexOf("\n"); i !== -1; start = i + 1, i = text.indexOf("\n", start)) {
+        push(element(text.slice(start, i), i - start, base + i + 1))
+      }
+    } else if (isUtf8(bytes)) {
+      const text = bytes.toString("utf8")
+      for (let start = 0, at = 0, i = text.indexOf("\n"); i !== -1; start = i + 1, i = text.indexOf("\n", start)) {
+        const lineEnd = bytes.indexOf(newline, at)
+        push(element(text.slice(start, i), lineEnd - at, base + lineEnd + 1))
+        at = lineEnd + 1
+      }
+    } else {
+      for (let start = 0, i = bytes.indexOf(newline); i !== -1; start = i + 1, i = bytes.indexOf(newline, start)) {
+        push(decodeLine(bytes.subarray(start, i), base + i + 1))
+      }
     }
   }
-  let text: string
-  try {
-    text = decoder.decode(line.bytes)
-  } catch {
-    return {
-      _tag: "Malformed",
-      position,
-      problem: { code: "invalid_utf8", field: null, message: `line ${line.number} is not valid UTF-8` },
-      raw: shown(Buffer.from(line.bytes).toString("latin1"))
+
+  const keep = (part: Buffer) => {
+    if (part.length === 0) return
+    carryLength += part.length
+    carryLastByte = part[part.length - 1]!
+    if (carryTooLong) return
+    if (carryLength > maxLineBytes + 1) { // +1: a CR that belongs to the line end
+      carryTooLong = true
+      carry = []
+    } else {
+      carry.push(part)
     }
   }
-  if (line.number === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-  if (text.charCodeAt(text.length - 1) === carriageReturn) text = text.slice(0, -1)
-  if (text.trim() === "") return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (error) {
-    return {
-      _tag: "Malformed",
-      position,
-      problem: { code: "invalid_json", field: null, message: `line ${line.number}: ${(error as Error).message}` },
-      raw: shown(text)
+
+  /** The carried line, ended at `end`. */
+  const takeCarry = (end: number): SourceElement | undefined => {
+    const bytes = carryTooLong ? undefined : carry.length === 1 ? carry[0]! : Buffer.concat(carry, carryLength)
+    const length = carryLength - (carryLastByte === carriageReturn ? 1 : 0)
+    carry = []
+    carryLength = 0
+    carryTooLong = false
+    offset = end
+    if (bytes !== undefined) return decodeLine(bytes, end)
+    number++
+    return tooLong(length, end)
+  }
+
+  return {
+    /** The elements of the lines that end in `chunk`. */
+    chunk: (chunk: Uint8Array): Array<SourceElement> => {
+      const bytes = asBuffer(chunk)
+      const out: Array<SourceElement> = []
+      const first = bytes.indexOf(newline)
+      if (first === -1) {
+        keep(bytes)
+        return out
+      }
+      let start = 0
+      if (carryLength > 0 || carryTooLong) {
+        keep(bytes.subarray(0, first))
+        const e = takeCarry(offset + carryLength + 1)
+        if (e !== undefined) out.push(e)
+        start = first + 1
+      }
+      const last = bytes.lastIndexOf(newline)
+      if (last >= start) {
+        completeLines(bytes.subarray(start, last + 1), offset, out)
+        offset += last + 1 - start
+      }
+      keep(bytes.subarray(last + 1))
+      return out
+    },
+    /** The last line, when the input does not end with a line end. */
+    end: (): Array<SourceElement> => {
+      if (carryLength === 0 && !carryTooLong) return []
+      const e = takeCarry(offset + carryLength)
+      return e === undefined ? [] : [e]
     }
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return {
-      _tag: "Malformed",
-      position,
-      problem: {
-        code: "not_an_object",
-        field: null,
-        message: `line ${line.number}: expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`
-      },
-      raw: shown(text)
-    }
-  }
-  return { _tag: "Record", position, value, json: text }
 }
 
 const resumePoint = (committed: Readonly<Record<string, Position>>) => {
@@ -185,12 +223,16 @@ const elementsOf = <E, R>(
   options: NdjsonOptions
 ) =>
 (committed: Readonly<Record<string, Position>>): Stream.Stream<SourceElement, E, R> => {
-  const maxLineBytes = options.maxLineBytes ?? defaultMaxLineBytes
   const from = resumePoint(committed)
-  return lines(read(from.byteOffset), from, maxLineBytes).pipe(
-    Stream.mapChunks((chunk) =>
-      Chunk.filterMap(chunk, (line) => Option.fromNullable(parseLine(line, maxLineBytes)))
-    )
+  const frame = framer(from, options.maxLineBytes ?? defaultMaxLineBytes)
+  return Stream.concat(
+    Stream.mapChunks(read(from.byteOffset), (chunks) => {
+      if (chunks.length === 1) return Chunk.unsafeFromArray(frame.chunk(Chunk.unsafeHead(chunks)))
+      const out: Array<SourceElement> = []
+      for (const chunk of chunks) for (const element of frame.chunk(chunk)) out.push(element)
+      return Chunk.unsafeFromArray(out)
+    }),
+    Stream.suspend(() => Stream.fromIterable(frame.end()))
   )
 }
 

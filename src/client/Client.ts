@@ -40,10 +40,10 @@ export interface ClientConfig {
   readonly apiKey: Redacted.Redacted<string>
   readonly retry?: Partial<RetryPolicy> | undefined
   /**
-   * Trace the raw `http` client's requests too (the pipeline's ingest and polls). Off by
-   * default: the raw client then goes straight to undici (`Transport.direct`), which costs
-   * about half as much per request, and the pipeline reports its progress as events. The
-   * typed `v1` and `v2` clients are always traced.
+   * Trace the pipeline's requests too (`exchanges`: ingest and polls). Off by default: they
+   * then go straight to undici (`Transport.exchanges`), at a fraction of the cost per request,
+   * and the pipeline reports its progress as events. The typed `v1` and `v2` clients are
+   * always traced.
    */
   readonly traceRequests?: boolean | undefined
 }
@@ -51,28 +51,29 @@ export interface ClientConfig {
 const makeClients = (config: ClientConfig) =>
   Effect.gen(function*() {
     const policy: RetryPolicy = { ...defaultRetryPolicy, ...config.retry }
-    const retrying = yield* makeRetries(policy)
+    const retries = yield* makeRetries(policy)
+    const apiKey = { "x-api-key": Redacted.value(config.apiKey) }
     // The key is set before the retries, so every retry of a call carries the same one.
-    const withPolicy = (transport: HttpClient.HttpClient) =>
-      withIdempotencyKeys(
-        retrying(HttpClient.mapRequest(transport, HttpClientRequest.setHeader("x-api-key", Redacted.value(config.apiKey))))
-      )
-    const typed = withPolicy(yield* HttpClient.HttpClient)
+    const typed = withIdempotencyKeys(retries.client(HttpClient.mapRequest(yield* HttpClient.HttpClient, HttpClientRequest.setHeaders(apiKey))))
     const transformClient = () => typed
     const v1 = yield* HttpApiClient.make(V1Api, { baseUrl: config.baseUrl, transformClient })
     const v2 = yield* HttpApiClient.make(V2Api, { baseUrl: config.baseUrl, transformClient })
+    const http = HttpClient.mapRequest(
+      config.traceRequests === true ? typed : HttpClient.withTracerDisabledWhen(typed, () => true),
+      HttpClientRequest.prependUrl(config.baseUrl)
+    )
     // The hot path goes straight to undici when its dispatcher is at hand and no spans are wanted.
     const dispatcher = yield* Effect.serviceOption(NodeHttpClient.Dispatcher)
-    const hot = config.traceRequests === true
-      ? typed
-      : Option.isSome(dispatcher)
-      ? withPolicy(Transport.direct(dispatcher.value))
-      : HttpClient.withTracerDisabledWhen(typed, () => true)
+    const exchanges = Option.isSome(dispatcher) && config.traceRequests !== true
+      ? retries.exchanges(Transport.exchanges(dispatcher.value, config.baseUrl, apiKey))
+      : Transport.exchangesVia(http)
     return {
       v1,
       v2,
-      /** The authenticated, retrying HTTP client with the base URL applied, for hot paths. */
-      http: HttpClient.mapRequest(hot, HttpClientRequest.prependUrl(config.baseUrl))
+      /** The authenticated, retrying HTTP client with the base URL applied. */
+      http,
+      /** The pipeline's hot path: authenticated, retrying requests under the base URL, answers read whole. */
+      exchanges
     }
   })
 

@@ -9,9 +9,8 @@
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { Clock, Duration, Effect, Either, Ref } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
+import type { Exchanges } from "./transport.js"
 
 /**
  * @since 0.1.0
@@ -70,46 +69,85 @@ export const backoffMillis = (policy: RetryPolicy, attempt: number, random: numb
   return Math.floor(random * ceiling)
 }
 
-type Outcome = Either.Either<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+/**
+ * What retrying needs to know of an attempt's outcome: whether it is worth another attempt,
+ * the `Retry-After` it came with, and what to do with an answer that is dropped.
+ */
+interface Verdict {
+  readonly transient: boolean
+  readonly retryAfter?: string | undefined
+  readonly drop?: Effect.Effect<void> | undefined
+}
 
-const isTransient = (outcome: Outcome): boolean =>
-  Either.match(outcome, {
-    onLeft: (error) => error._tag === "RequestError" && error.reason === "Transport",
-    onRight: (response) => isTransientStatus(response.status)
-  })
+const settled: Verdict = { transient: false }
+const transportFailure: Verdict = { transient: true }
 
 /**
- * Makes a wrapper that retries a client's transient failures per `policy`; the last answer
- * (or error) is returned as it is once the retries are spent. Every client wrapped by the
- * same wrapper shares one `Retry-After` pause.
+ * Retries for the clients of one `TributaryClient`: an `HttpClient` wrapper and an
+ * `Exchanges` wrapper sharing one `Retry-After` pause.
  *
  * @since 0.1.0
  */
-export const makeRetries = (policy: RetryPolicy): Effect.Effect<(client: HttpClient.HttpClient) => HttpClient.HttpClient> =>
-  Effect.map(Ref.make(0), (pausedUntil) => (client) =>
-    HttpClient.transform(client, (send) => {
-      const waitForPause = Effect.flatMap(
-        Effect.zip(Ref.get(pausedUntil), Clock.currentTimeMillis),
-        ([until, now]) => until > now ? Effect.sleep(Duration.millis(until - now)) : Effect.void
-      )
-      const attempt = (n: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
-        Effect.gen(function*() {
-          yield* waitForPause
-          const outcome: Outcome = yield* Effect.either(send)
-          if (n >= policy.maxRetries || !isTransient(outcome)) {
-            return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
-          }
-          const now = yield* Clock.currentTimeMillis
-          const floor = Either.isRight(outcome)
-            ? retryAfterMillis(outcome.right.headers["retry-after"], now)
-            : undefined
-          // The answer is dropped: read its body so that its connection serves the next request.
-          if (Either.isRight(outcome)) yield* Effect.ignore(outcome.right.text)
-          if (floor !== undefined) {
-            yield* Ref.update(pausedUntil, (until) => Math.max(until, now + floor))
-          }
-          yield* Effect.sleep(Duration.millis(Math.max(floor ?? 0, backoffMillis(policy, n))))
-          return yield* attempt(n + 1)
+export interface Retries {
+  readonly client: (client: HttpClient.HttpClient) => HttpClient.HttpClient
+  readonly exchanges: (exchanges: Exchanges) => Exchanges
+}
+
+/**
+ * Makes the wrappers that retry transient failures per `policy`; the last answer (or error)
+ * is returned as it is once the retries are spent.
+ *
+ * @since 0.1.0
+ */
+export const makeRetries = (policy: RetryPolicy): Effect.Effect<Retries> =>
+  Effect.sync(() => {
+    // One mutable instant: read before every attempt, so it costs nothing while never paused.
+    let pausedUntil = 0
+    const waitForPause = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      pausedUntil > now ? Effect.sleep(Duration.millis(pausedUntil - now)) : Effect.void)
+
+    const retrying = <A, E>(attempt: Effect.Effect<A, E>, judge: (outcome: Either.Either<A, E>) => Verdict) => {
+      const next = (n: number, outcome: Either.Either<A, E>): Effect.Effect<A, E> => {
+        const verdict = n >= policy.maxRetries ? settled : judge(outcome)
+        if (!verdict.transient) return Either.isRight(outcome) ? Effect.succeed(outcome.right) : Effect.fail(outcome.left)
+        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const floor = retryAfterMillis(verdict.retryAfter, now)
+          if (floor !== undefined) pausedUntil = Math.max(pausedUntil, now + floor)
+          const wait = Effect.sleep(Duration.millis(Math.max(floor ?? 0, backoffMillis(policy, n))))
+          // A dropped answer's body is read, so that its connection serves the next request.
+          return Effect.zipRight(verdict.drop === undefined ? wait : Effect.zipRight(verdict.drop, wait), run(n + 1))
         })
-      return attempt(0)
-    }))
+      }
+      const run = (n: number): Effect.Effect<A, E> => {
+        const once = Effect.matchEffect(attempt, {
+          onFailure: (error) => next(n, Either.left(error)),
+          onSuccess: (answer) => next(n, Either.right(answer))
+        })
+        return pausedUntil === 0 ? once : Effect.zipRight(waitForPause, once)
+      }
+      return Effect.suspend(() => run(0))
+    }
+
+    return {
+      client: (client) =>
+        HttpClient.transform(client, (send) =>
+          retrying(send, (outcome) =>
+            Either.match(outcome, {
+              onLeft: (error) => error._tag === "RequestError" && error.reason === "Transport" ? transportFailure : settled,
+              onRight: (response) =>
+                isTransientStatus(response.status)
+                  ? { transient: true, retryAfter: response.headers["retry-after"], drop: Effect.ignore(response.text) }
+                  : settled
+            }))),
+      exchanges: (exchanges) => (exchange) =>
+        retrying(exchanges(exchange), (outcome) =>
+          Either.match(outcome, {
+            onLeft: () => transportFailure,
+            onRight: (reply) => {
+              if (!isTransientStatus(reply.status)) return settled
+              const retryAfter = reply.headers["retry-after"]
+              return { transient: true, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined }
+            }
+          }))
+    }
+  })

@@ -12,10 +12,8 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import { Data, Duration, Effect } from "effect"
+import type { Exchange, Exchanges, Reply } from "../client/transport.js"
 import type { Batch, BatchRecord } from "./batch.js"
 import { batchBody } from "./batch.js"
 import type { DeadLetter } from "./DeadLetter.js"
@@ -65,7 +63,8 @@ export interface Delivered {
 
 /** @since 0.1.0 */
 export interface DeliveryOptions {
-  readonly http: HttpClient.HttpClient
+  /** The client's `exchanges`. */
+  readonly exchanges: Exchanges
   readonly destination: Destination
   readonly sourceName: string
   /** First and longest wait between polls of an ingestion. */
@@ -105,15 +104,14 @@ interface Answer {
   readonly excerpt: string
 }
 
-const readAnswer = (response: { readonly status: number; readonly text: Effect.Effect<string, unknown> }) =>
-  Effect.map(Effect.orElseSucceed(response.text, () => ""), (text): Answer => {
-    const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text
-    try {
-      return { status: response.status, body: JSON.parse(text), excerpt }
-    } catch {
-      return { status: response.status, body: { errors: [{ message: excerpt || `HTTP ${response.status}` }] }, excerpt }
-    }
-  })
+const readAnswer = ({ status, text }: Reply): Answer => {
+  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text
+  try {
+    return { status, body: JSON.parse(text), excerpt }
+  } catch {
+    return { status, body: { errors: [{ message: excerpt || `HTTP ${status}` }] }, excerpt }
+  }
+}
 
 const firstError = (answer: Answer) => {
   const error = answer.body?.errors?.[0]
@@ -166,16 +164,16 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
       status
     })
 
-  const request = (records: ReadonlyArray<BatchRecord>, req: HttpClientRequest.HttpClientRequest) =>
-    options.http.execute(req).pipe(
-      Effect.flatMap(readAnswer),
-      Effect.mapError((error) => failure(records, `the service could not be reached: ${error.message}`))
-    )
+  const request = (records: ReadonlyArray<BatchRecord>, exchange: Exchange) =>
+    Effect.mapBoth(options.exchanges(exchange), {
+      onFailure: (error) => failure(records, `the service could not be reached: ${error.message}`),
+      onSuccess: readAnswer
+    })
 
   const track = (records: ReadonlyArray<BatchRecord>, ingestionId: string): Effect.Effect<any, DeliveryError> => {
     const path = `/${api}/datasets/${datasetId}/ingestions/${ingestionId}`
     const poll = (wait: number): Effect.Effect<any, DeliveryError> =>
-      Effect.flatMap(request(records, HttpClientRequest.get(path)), (answer) => {
+      Effect.flatMap(request(records, { method: "GET", path }), (answer) => {
         if (answer.status !== 200) {
           return Effect.fail(failure(records, `following ingestion ${ingestionId}: ${firstError(answer).message}`, answer.status))
         }
@@ -194,14 +192,12 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
       const first = records[0]!.position.offset
       const last = records[records.length - 1]!.position.offset
       const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, batch.partition, first, last) : null
-      const answer = yield* request(
-        records,
-        HttpClientRequest.post(`/${api}/datasets/${datasetId}/data`, {
-          // A string body goes to the socket as it is (`text` would encode it to bytes first).
-          body: HttpBody.raw(batchBody(records), { contentType: "application/json" }),
-          headers: key === null ? undefined : { "idempotency-key": key }
-        })
-      )
+      const answer = yield* request(records, {
+        method: "POST",
+        path: `/${api}/datasets/${datasetId}/data`,
+        body: batchBody(records),
+        headers: key === null ? undefined : { "idempotency-key": key }
+      })
       if (answer.status === 413) {
         if (records.length === 1) {
           return refusedAll(records, { ...firstError(answer), code: "payload_too_large" })

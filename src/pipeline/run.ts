@@ -169,7 +169,7 @@ export const run = <E, R>(
           idempotencyKey: null
         })
         const outcome = yield* deliver(b, {
-          http: client.http,
+          exchanges: client.exchanges,
           destination: config.destination,
           sourceName: config.source.name,
           poll: config.poll

@@ -102,6 +102,49 @@ describe("client retries (against a real HTTP server on loopback that fails firs
 
   it.scopedLive("a Retry-After answered to a typed call pauses the raw http client too", () =>
     pausedBy429((client) => Effect.flatMap(client.http.execute(HttpClientRequest.get("/v1/auth/validate-key")), (r) => r.text)))
+
+  it.scopedLive("a Retry-After answered to a typed call pauses the pipeline's exchanges too", () =>
+    pausedBy429((client) => client.exchanges({ method: "GET", path: "/v1/auth/validate-key" })))
+})
+
+describe("exchange retries (the pipeline's hot path, against a real HTTP server on loopback)", () => {
+  it.scopedLive("retries 5xx, 429 and dropped connections with the same request, then answers the good reply", () =>
+    Effect.gen(function*() {
+      const server = yield* scripted([failWith(503), dropConnection, failWith(429), ok])
+      const client = yield* clientOf(server.url)
+      const reply = yield* client.exchanges({ method: "POST", path: "/v2/datasets/7/data", body: "{\"records\":[]}", headers: { "idempotency-key": "key-1" } })
+      expect(reply.status).toBe(200)
+      expect(JSON.parse(reply.text)).toEqual({ requestId: "r", status: "success" })
+      expect(server.arrivals).toHaveLength(4)
+      for (const arrival of server.arrivals) {
+        expect(arrival.body).toBe("{\"records\":[]}")
+        expect(arrival.headers["idempotency-key"]).toBe("key-1")
+        expect(arrival.headers["x-api-key"]).toBe("k")
+      }
+    }))
+
+  it.scopedLive("does not retry a 4xx; answers it as it came", () =>
+    Effect.gen(function*() {
+      const server = yield* scripted([failWith(413), ok])
+      const client = yield* clientOf(server.url)
+      const reply = yield* client.exchanges({ method: "POST", path: "/v2/datasets/7/data", body: "{}" })
+      expect(reply.status).toBe(413)
+      expect(server.arrivals).toHaveLength(1)
+    }))
+
+  it.scopedLive("answers the last reply once the retries are spent, and fails when the last attempt got no answer", () =>
+    Effect.gen(function*() {
+      const failing = yield* scripted([failWith(503)])
+      const client = yield* clientOf(failing.url, 2)
+      expect((yield* client.exchanges({ method: "GET", path: "/x" })).status).toBe(503)
+      expect(failing.arrivals).toHaveLength(3)
+
+      const silent = yield* scripted([neverAnswer])
+      const impatient = yield* clientOf(silent.url, 1, "100 millis")
+      const error = yield* Effect.flip(impatient.exchanges({ method: "GET", path: "/x" }))
+      expect(error._tag).toBe("ExchangeError")
+      expect(silent.arrivals).toHaveLength(2)
+    }))
 })
 
 /**

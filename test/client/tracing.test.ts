@@ -26,15 +26,19 @@ const clientOf = (url: string, traceRequests?: boolean) =>
   )
 
 describe("client tracing (against a real HTTP server on loopback)", () => {
-  it.scopedLive("traces typed calls, and raw http calls only when traceRequests is on", () =>
+  it.scopedLive("traces typed calls, and raw http calls and exchanges only when traceRequests is on", () =>
     Effect.gen(function*() {
       const server = yield* scriptedServer(() => (_arrival, res) => json(res, 200, { requestId: "r", status: "success" }))
       const quiet = yield* clientOf(server.url)
       const traced = yield* clientOf(server.url, true)
-      const raw = (client: typeof quiet) => Effect.scoped(client.http.execute(HttpClientRequest.get("/v1/auth/validate-key")))
+      const raw = (client: typeof quiet) => client.http.execute(HttpClientRequest.get("/v1/auth/validate-key"))
+      const exchange = (client: typeof quiet) => client.exchanges({ method: "POST", path: "/v1/auth/validate-key", body: "{}" })
 
       expect(yield* withRecordedSpans(raw(quiet))).toEqual([])
       expect(yield* withRecordedSpans(raw(traced))).toEqual(["http.client GET"])
+      expect(yield* withRecordedSpans(exchange(quiet))).toEqual([])
+      expect(yield* withRecordedSpans(exchange(traced))).toEqual(["http.client POST"])
+      expect(server.arrivals.at(-1)!.body).toBe("{}")
       const typed = yield* withRecordedSpans(quiet.v1.v1Auth.validateKey())
       expect(typed.some((name) => name.startsWith("http.client"))).toBe(true)
     }))

@@ -121,7 +121,7 @@ export const defaultMaxColumns = 100
 // Date, or date-time with minutes, optional seconds and fraction, and an optional offset
 // (a local date-time is read in the dataset's time zone). Calendar days are checked separately.
 const isoDateTimePattern =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)?)?$/
+  /^\d{4}-\d{2}-\d{2}(?:T(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)?)?$/
 
 const daysInMonth = (year: number, month: number): number =>
   month === 2
@@ -139,12 +139,18 @@ const daysInMonth = (year: number, month: number): number =>
  * @category guards
  */
 export const isIsoDateTime = (value: string): boolean => {
-  const match = isoDateTimePattern.exec(value)
-  if (match === null) return false
-  const year = Number(match[1])
-  const month = Number(match[2])
-  const day = Number(match[3])
+  // `test` and digits read in place: no match array for every value checked.
+  if (!isoDateTimePattern.test(value)) return false
+  const year = digits(value, 0, 4)
+  const month = digits(value, 5, 7)
+  const day = digits(value, 8, 10)
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
+}
+
+const digits = (text: string, from: number, to: number): number => {
+  let n = 0
+  for (let i = from; i < to; i++) n = n * 10 + text.charCodeAt(i) - 48
+  return n
 }
 
 // The shape of a value, or undefined for a value no column accepts.
@@ -315,7 +321,8 @@ export const checkRecord = (record: unknown, options: CheckRecordOptions): Recor
   const columnTypes = columnTypesOf(schema)
   const maxColumns = options.maxColumns ?? defaultMaxColumns
   let newColumns: Array<Column> | undefined
-  for (const key of Object.keys(record)) {
+  // for-in over a plain object (see isPlainObject) visits its own keys without building an array.
+  for (const key in record) {
     const value = record[key]
     if ((value === null || value === undefined) && primaryKey.includes(key)) {
       return invalid(RecordProblemCode.MissingPrimaryKey, key, `primary-key column "${key}" is ${describe(value)}`)

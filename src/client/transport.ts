@@ -47,14 +47,14 @@ export const layer = (attemptTimeout: Duration.DurationInput) =>
 
 /**
  * One request of the pipeline's hot path: a path under the client's base URL and, for a
- * POST, a JSON body as text.
+ * POST, a JSON body (text or its UTF-8 bytes).
  *
  * @since 0.1.0
  */
 export interface Exchange {
   readonly method: "GET" | "POST"
   readonly path: string
-  readonly body?: string | undefined
+  readonly body?: string | Uint8Array | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 

@@ -141,7 +141,7 @@ export const batch: {
     }
     const { partition, offset } = checked.position
     let state = open.get(partition)
-    const recordBytes = checked.json.length + 1
+    const recordBytes = Buffer.byteLength(checked.json) + 1 // UTF-8 bytes, as sent; +1 for the comma
     if (state !== undefined) {
       const pastRecordedCut = state.recordedLast !== undefined && offset > state.recordedLast
       const overSize = state.bytes + recordBytes > options.maxBytes

@@ -195,7 +195,9 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
       const answer = yield* request(records, {
         method: "POST",
         path: `/${api}/datasets/${datasetId}/data`,
-        body: batchBody(records),
+        // As bytes, made once: undici would copy a string into a new buffer on every attempt,
+        // and those copies lived long enough to be promoted (twice the GC work, measured).
+        body: Buffer.from(batchBody(records)),
         headers: key === null ? undefined : { "idempotency-key": key }
       })
       if (answer.status === 413) {

@@ -483,6 +483,17 @@ describe("batch boundaries", () => {
       const bySize = yield* Stream.runCollect(batch(records, { max: 100, maxBytes: 32, linger: "1 hour", checkpoint: store, recordedCuts: [] }))
       expect(boundaries(Chunk.toReadonlyArray(bySize))).toEqual([[1, 2, "bytes"], [3, 4, "bytes"], [5, 6, "bytes"], [7, 7, "end"]])
     }))
+
+  it.effect("counts body size in UTF-8 bytes, as sent, not in characters", () =>
+    Effect.gen(function*() {
+      const store = yield* Checkpoint.memory()
+      // {"s":"žžž"} is 11 characters but 14 bytes (+1 separator; the envelope is 14): two fit in 40
+      // bytes only when counted as characters (14 + 2 * 12 = 38), one when counted as bytes (14 + 2 * 15 = 44).
+      const wide = (offset: number): Checked => ({ ...valid(offset), json: JSON.stringify({ s: "žžž" }) })
+      const records = Stream.fromIterable([1, 2, 3].map(wide))
+      const units = yield* Stream.runCollect(batch(records, { max: 100, maxBytes: 40, linger: "1 hour", checkpoint: store, recordedCuts: [] }))
+      expect(boundaries(Chunk.toReadonlyArray(units))).toEqual([[1, 1, "bytes"], [2, 2, "bytes"], [3, 3, "end"]])
+    }))
 })
 
 describe("validate", () => {

@@ -54,6 +54,9 @@ const shown = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` 
 const asBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
+/** Elements per stream chunk: big enough to spread per-chunk costs, small enough to stay young. */
+const defaultLinesPerChunk = 1024
+
 /**
  * Cuts a byte stream into elements, one chunk at a time.
  *
@@ -65,7 +68,11 @@ const asBuffer = (bytes: Uint8Array): Buffer =>
  *
  * @since 0.1.0
  */
-export const framer = (from: { readonly line: number; readonly byteOffset: number }, maxLineBytes: number) => {
+export const framer = (
+  from: { readonly line: number; readonly byteOffset: number },
+  maxLineBytes: number,
+  linesPerChunk = defaultLinesPerChunk
+) => {
   let number = from.line
   /** Byte offset of the first byte not yet framed (the start of `carry`). */
   let offset = from.byteOffset
@@ -128,26 +135,36 @@ export const framer = (from: { readonly line: number; readonly byteOffset: numbe
     return element(text, bytes.length, end)
   }
 
-  /** The lines of `bytes`, which ends with a line end; `base` is the offset of its first byte. */
-  const completeLines = (bytes: Buffer, base: number, out: Array<SourceElement>) => {
-    const push = (e: SourceElement | undefined) => e !== undefined && out.push(e)
-    if (isAscii(bytes)) {
-      const text = bytes.toString("latin1")
-      for (let start = 0, i = text.indexOf("\n"); i !== -1; start = i + 1, i = text.indexOf("\n", start)) {
-        push(element(text.slice(start, i), i - start, base + i + 1))
-      }
-    } else if (isUtf8(bytes)) {
-      const text = bytes.toString("utf8")
+  /**
+   * The elements of `bytes`, which ends with a line end, in arrays of at most
+   * `linesPerChunk`; `base` is the offset of its first byte. Lazily: the records of one
+   * array are validated and let go before the next are parsed, so parsed values die young.
+   */
+  function* completeLines(bytes: Buffer, base: number): Generator<Array<SourceElement>> {
+    let out: Array<SourceElement> = []
+    const ascii = isAscii(bytes)
+    if (ascii || isUtf8(bytes)) {
+      const text = bytes.toString(ascii ? "latin1" : "utf8")
       for (let start = 0, at = 0, i = text.indexOf("\n"); i !== -1; start = i + 1, i = text.indexOf("\n", start)) {
-        const lineEnd = bytes.indexOf(newline, at)
-        push(element(text.slice(start, i), lineEnd - at, base + lineEnd + 1))
+        // ASCII: string indices are byte offsets. Otherwise the byte offsets are found beside.
+        const lineEnd = ascii ? i : bytes.indexOf(newline, at)
+        const e = element(text.slice(start, i), lineEnd - at, base + lineEnd + 1)
         at = lineEnd + 1
+        if (e !== undefined && out.push(e) === linesPerChunk) {
+          yield out
+          out = []
+        }
       }
     } else {
       for (let start = 0, i = bytes.indexOf(newline); i !== -1; start = i + 1, i = bytes.indexOf(newline, start)) {
-        push(decodeLine(bytes.subarray(start, i), base + i + 1))
+        const e = decodeLine(bytes.subarray(start, i), base + i + 1)
+        if (e !== undefined && out.push(e) === linesPerChunk) {
+          yield out
+          out = []
+        }
       }
     }
+    if (out.length > 0) yield out
   }
 
   const keep = (part: Buffer) => {
@@ -177,29 +194,30 @@ export const framer = (from: { readonly line: number; readonly byteOffset: numbe
   }
 
   return {
-    /** The elements of the lines that end in `chunk`. */
-    chunk: (chunk: Uint8Array): Array<SourceElement> => {
+    /** The elements of the lines that end in `chunk`, in arrays of at most `linesPerChunk`. */
+    *chunk(chunk: Uint8Array): Generator<Array<SourceElement>> {
       const bytes = asBuffer(chunk)
-      const out: Array<SourceElement> = []
       const first = bytes.indexOf(newline)
       if (first === -1) {
         keep(bytes)
-        return out
+        return
       }
       let start = 0
       if (carryLength > 0 || carryTooLong) {
         keep(bytes.subarray(0, first))
         const e = takeCarry(offset + carryLength + 1)
-        if (e !== undefined) out.push(e)
+        if (e !== undefined) yield [e]
         start = first + 1
       }
       const last = bytes.lastIndexOf(newline)
       if (last >= start) {
-        completeLines(bytes.subarray(start, last + 1), offset, out)
+        const base = offset
         offset += last + 1 - start
+        keep(bytes.subarray(last + 1))
+        yield* completeLines(bytes.subarray(start, last + 1), base)
+      } else {
+        keep(bytes.subarray(last + 1))
       }
-      keep(bytes.subarray(last + 1))
-      return out
     },
     /** The last line, when the input does not end with a line end. */
     end: (): Array<SourceElement> => {
@@ -226,19 +244,20 @@ const elementsOf = <E, R>(
   const from = resumePoint(committed)
   const frame = framer(from, options.maxLineBytes ?? defaultMaxLineBytes)
   return Stream.concat(
-    Stream.mapChunks(read(from.byteOffset), (chunks) => {
-      if (chunks.length === 1) return Chunk.unsafeFromArray(frame.chunk(Chunk.unsafeHead(chunks)))
-      const out: Array<SourceElement> = []
-      for (const chunk of chunks) for (const element of frame.chunk(chunk)) out.push(element)
-      return Chunk.unsafeFromArray(out)
+    Stream.flatMap(read(from.byteOffset), (bytes) => {
+      // Pulled one array at a time: a read's lines are parsed as the pipeline takes them.
+      const arrays = frame.chunk(bytes)
+      return Stream.unfoldChunk(undefined, () => {
+        const next = arrays.next()
+        return next.done ? Option.none() : Option.some([Chunk.unsafeFromArray(next.value), undefined] as const)
+      })
     }),
     Stream.suspend(() => Stream.fromIterable(frame.end()))
   )
 }
 
 /**
- * Large reads: the batcher records its cuts once per chunk, so fewer, larger chunks mean
- * fewer checkpoint writes.
+ * Large reads: fewer system calls; the lines of a read are still handed on in small chunks.
  */
 const readChunkBytes = 1024 * 1024
 

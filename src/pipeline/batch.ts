@@ -6,7 +6,10 @@
  * its batch is emitted, and a recorded boundary is honoured when its first record comes round
  * again, whatever the clock says (the timer never closes such a batch early). So after a crash
  * every batch already sent is rebuilt with the same records, under the same idempotency key,
- * even when the records come back at a different pace (stdin, a slow consumer).
+ * even when the records come back at a different pace (stdin, a slow consumer). Boundaries are
+ * recorded together, one checkpoint write for up to 32 batches: closed batches wait for that
+ * many, for a chunk smaller than a batch (the source is not keeping up) or for the next tick
+ * (a quarter of `linger`).
  *
  * Dead letters read while a batch is open travel with that batch, so that a batch and the
  * dead letters inside its span are committed together and commits only ever land between
@@ -71,6 +74,9 @@ export interface BatchOptions {
   /** Boundaries recorded by an earlier run. */
   readonly recordedCuts: ReadonlyArray<BatchCut>
 }
+
+/** Closed batches recorded with one checkpoint write, when they come that fast. */
+const unitsPerWrite = 32
 
 /** `{"records":[` + `]}`. */
 const envelopeBytes = 14
@@ -183,11 +189,22 @@ export const batch: {
       }]
       : []
 
-  /** Emits units only once their new boundaries are durable. */
-  const recorded = (units: ReadonlyArray<Unit>) => Effect.as(options.checkpoint.recordCuts(units.flatMap(cutOf)), units)
+  // Closed units wait here until their boundaries are recorded: one checkpoint write for
+  // `unitsPerWrite` batches, however small the chunks that come in, and at every tick.
+  let waiting: Array<Unit> = []
 
-  const closeWhere = (predicate: (state: Open) => boolean, closedBy: "linger" | "end") =>
-    recorded([...open].filter(([, state]) => predicate(state)).map(([partition, state]) => close(partition, state, closedBy)))
+  /** Records the waiting units' new boundaries, then emits the units. */
+  const flush = Effect.suspend(() => {
+    const units = waiting
+    waiting = []
+    return Effect.as(options.checkpoint.recordCuts(units.flatMap(cutOf)), units)
+  })
+  const nothing = Effect.succeed<ReadonlyArray<Unit>>([])
+
+  const closeWhere = (predicate: (state: Open) => boolean, closedBy: "linger" | "end") => {
+    for (const [partition, state] of [...open]) if (predicate(state)) waiting.push(close(partition, state, closedBy))
+    return flush
+  }
 
   // Whole chunks go through the merge: one step per chunk, not per record.
   const inputs: Stream.Stream<Input, E, R> = Stream.merge(
@@ -203,9 +220,9 @@ export const batch: {
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       switch (input._tag) {
         case "Elements": {
-          const closed: Array<Unit> = []
-          for (const checked of input.chunk) add(checked, now, closed)
-          return recorded(closed)
+          for (const checked of input.chunk) add(checked, now, waiting)
+          // A chunk smaller than a batch: the source is not keeping up, so nothing should wait.
+          return waiting.length >= unitsPerWrite || input.chunk.length < options.max ? flush : nothing
         }
         case "Tick":
           // A batch with a recorded boundary was sent before: it must close where it did then.

@@ -21,7 +21,9 @@ export interface Sequenced {
 }
 
 /**
- * A record ready to send, with its JSON text, or a dead letter.
+ * A record ready to send, with its JSON text, or a dead letter. A valid record keeps only its
+ * text: the parsed value is let go right after the check, so that it dies young (records
+ * that wait long, as whole parsed objects, are what the garbage collector pays for).
  *
  * @since 0.1.0
  */
@@ -30,7 +32,6 @@ export type Checked =
     readonly _tag: "Valid"
     readonly seq: number
     readonly position: Position
-    readonly value: unknown
     readonly json: string
   }
   | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
@@ -82,7 +83,6 @@ export const checkElement = (schema: DatasetSchema) => {
       _tag: "Valid",
       seq,
       position: element.position,
-      value: element.value,
       json: element.json ?? JSON.stringify(element.value)
     }
   }

@@ -7,7 +7,7 @@
  * again, whatever the clock says (the timer never closes such a batch early). So after a crash
  * every batch already sent is rebuilt with the same records, under the same idempotency key,
  * even when the records come back at a different pace (stdin, a slow consumer). Boundaries are
- * recorded together, one checkpoint write for up to 32 batches: closed batches wait for that
+ * recorded together, one checkpoint write for up to 128 batches: closed batches wait for that
  * many, for a chunk smaller than a batch (the source is not keeping up) or for the next tick
  * (a quarter of `linger`).
  *
@@ -76,7 +76,7 @@ export interface BatchOptions {
 }
 
 /** Closed batches recorded with one checkpoint write, when they come that fast. */
-const unitsPerWrite = 32
+const unitsPerWrite = 128
 
 /** `{"records":[` + `]}`. */
 const envelopeBytes = 14

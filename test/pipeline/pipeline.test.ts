@@ -10,6 +10,7 @@ import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
+import { idempotencyKey } from "../../src/pipeline/deliver.js"
 import { events, fetchSchema, run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { validate, type Checked } from "../../src/pipeline/validate.js"
@@ -442,6 +443,16 @@ describe("answers of the wrong shape (a real HTTP server on loopback, scripted)"
       )
       expect(error.message).toContain("following ingestion ing-1: an answer without a status")
     }))
+})
+
+describe("idempotency keys", () => {
+  it("are UUIDv5 of the batch's source coordinates, the same in every version", () => {
+    // Pinned: a key that changed between versions would make a resumed run store its
+    // in-flight batches a second time.
+    expect(idempotencyKey("ds-1", "ndjson:/data/orders.ndjson", "0", 1, 100)).toBe("b6af26ea-c453-5714-9f4e-dde79fa326ce")
+    expect(idempotencyKey("ds-1", "ndjson:/data/orders.ndjson", "0", 101, 200)).toBe("e89262c4-5f3d-5dcc-8cd8-537a3255784d")
+    expect(idempotencyKey("ds-2", "ndjson:/data/orders.ndjson", "0", 1, 100)).not.toBe("b6af26ea-c453-5714-9f4e-dde79fa326ce")
+  })
 })
 
 describe("batch boundaries", () => {

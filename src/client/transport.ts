@@ -104,6 +104,7 @@ export type Exchanges = (exchange: Exchange) => Effect.Effect<Reply, ExchangeErr
  */
 export const exchanges = (dispatcher: Dispatcher, baseUrl: string, headers: Readonly<Record<string, string>>): Exchanges => {
   const base = new URL(baseUrl)
+  const origin = base.origin // a getter that builds a new string on every read
   const prefix = base.pathname.replace(/\/+$/, "")
   const withBody = { ...headers, "content-type": "application/json" }
   return (exchange) =>
@@ -112,7 +113,7 @@ export const exchanges = (dispatcher: Dispatcher, baseUrl: string, headers: Read
       const signal = new EventEmitter()
       const common = exchange.body === undefined ? headers : withBody
       dispatcher.request({
-        origin: base.origin,
+        origin,
         path: prefix + exchange.path,
         method: exchange.method,
         headers: exchange.headers === undefined ? common : { ...common, ...exchange.headers },

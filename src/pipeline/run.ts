@@ -155,6 +155,12 @@ export const run = <E, R>(
         )
       )
 
+    // Not `ensuring`: an interrupted batch ends the run anyway, and an uninterruptible region
+    // per batch costs more than the counter is worth.
+    const landed = Effect.sync(() => {
+      progress.inFlight--
+    })
+
     const handleBatch = (b: Batch) =>
       Effect.gen(function*() {
         const first = b.records[0]!.position.offset
@@ -173,7 +179,7 @@ export const run = <E, R>(
           destination: config.destination,
           sourceName: config.source.name,
           poll: config.poll
-        }).pipe(Effect.ensuring(Effect.sync(() => update((p) => ({ inFlight: p.inFlight - 1 })))))
+        }).pipe(Effect.tapBoth({ onFailure: () => landed, onSuccess: () => landed }))
         yield* writeDeadLetters([...b.deadLetters, ...outcome.refused, ...outcome.rejected])
         update((p) => ({
           sent: p.sent + outcome.sent,
@@ -287,15 +293,16 @@ const forEachConcurrently = <A, E2, R2>(f: (a: A) => Effect.Effect<void, E2, R2>
     const permits = yield* Effect.makeSemaphore(concurrency)
     // Recorded before the element's permit is given back, so no failure can go unseen.
     const failed = yield* Deferred.make<never, E2>()
+    const release = permits.release(1)
     const start = (a: A) =>
       Effect.zipRight(
         permits.take(1),
         FiberSet.run(
           running,
-          f(a).pipe(
-            Effect.onError((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.failCause(failed, cause)),
-            Effect.ensuring(permits.release(1))
-          )
+          Effect.onExit(f(a), (exit) =>
+            Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+              ? Effect.zipRight(Deferred.failCause(failed, exit.cause), release)
+              : release)
         )
       )
     // Every element started, then every permit back: every element finished.

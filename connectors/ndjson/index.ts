@@ -58,7 +58,9 @@ const asBuffer = (bytes: Uint8Array): Buffer =>
 const defaultLinesPerChunk = 1024
 
 /**
- * Cuts a byte stream into elements, one chunk at a time.
+ * Cuts a byte stream into elements: `chunk` takes the next bytes and yields the elements of
+ * the lines they complete, lazily, in arrays of at most `linesPerChunk`; `end` answers the
+ * last line when the input does not end with a line end.
  *
  * The complete lines of a chunk are checked and decoded in one step: ASCII text (the common
  * case) is taken as it is, and its string indices are its byte offsets; other valid UTF-8 is

@@ -102,6 +102,16 @@ describe("NDJSON source", () => {
       expect(resumed.map(describeElement)).toEqual([[2, "record", { b: "two" }], [3, "record", { c: 3 }]])
     }))
 
+  it.effect("hands a large read on in chunks of at most 1024 lines", () =>
+    Effect.gen(function*() {
+      const text = Array.from({ length: 3000 }, (_, i) => `{"n":${i + 1}}`).join("\n") + "\n"
+      const source = Ndjson.fromBytes("test", Stream.make(Buffer.from(text)))
+      const sizes = yield* Stream.runCollect(Stream.chunks(source.elements({}))).pipe(
+        Effect.map((chunks) => Chunk.toReadonlyArray(chunks).map((chunk) => chunk.length).filter((n) => n > 0))
+      )
+      expect(sizes).toEqual([1024, 1024, 952])
+    }))
+
   it.effect("gives the same elements and byte offsets however the bytes are cut into chunks", () =>
     Effect.gen(function*() {
       // Multi-byte characters, a bad UTF-8 line, CRLF, blank lines, an over-long line, no final newline.

@@ -169,7 +169,7 @@ export const batch: {
       }
       open.set(partition, state)
     }
-    state.records.push({ position: checked.position, json: checked.json })
+    state.records.push(checked) // a checked record is a BatchRecord: no copy per record
     state.bytes += recordBytes
     state.toSeq = checked.seq
     state.lastPosition = checked.position

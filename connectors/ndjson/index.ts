@@ -211,15 +211,12 @@ export const framer = (
         if (e !== undefined) yield [e]
         start = first + 1
       }
+      // Carried on: whatever follows the last line end. Framed now: the complete lines before it.
       const last = bytes.lastIndexOf(newline)
-      if (last >= start) {
-        const base = offset
-        offset += last + 1 - start
-        keep(bytes.subarray(last + 1))
-        yield* completeLines(bytes.subarray(start, last + 1), base)
-      } else {
-        keep(bytes.subarray(last + 1))
-      }
+      const base = offset
+      offset += last + 1 - start
+      keep(bytes.subarray(last + 1))
+      if (last >= start) yield* completeLines(bytes.subarray(start, last + 1), base)
     },
     /** The last line, when the input does not end with a line end. */
     end: (): Array<SourceElement> => {

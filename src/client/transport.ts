@@ -3,7 +3,8 @@
  *
  * The limit is undici's own (headers and body timeouts), set on each request by a dispatcher
  * interceptor, so that an attempt costs no extra fibers or timers: a hung service shows up as
- * a transport error (`RequestError`, reason `Transport`), which the retry policy retries.
+ * a transport error (a `RequestError` with reason `Transport`, or an `ExchangeError`), which
+ * the retry policy retries.
  * undici checks these limits on a coarse clock (about every half second), which suits
  * limits of seconds.
  *

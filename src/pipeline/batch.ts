@@ -131,13 +131,17 @@ export const batch: {
     }
   }
 
-  /** Takes one element; adds the units it closed (by size, count or a recorded cut) to `out`. */
-  const add = (checked: Checked, now: number, out: Array<Unit>): void => {
+  // Closed units wait here until their boundaries are recorded: one checkpoint write for
+  // `unitsPerWrite` batches, however small the chunks that come in, and at every tick.
+  let waiting: Array<Unit> = []
+
+  /** Takes one element; the units it closed (by size, count or a recorded cut) join `waiting`. */
+  const add = (checked: Checked, now: number): void => {
     if (checked._tag === "Dead") {
       const partition = checked.letter.position.partition
       const state = open.get(partition)
       if (state === undefined) {
-        out.push({ _tag: "Dead", seq: checked.seq, letter: checked.letter })
+        waiting.push({ _tag: "Dead", seq: checked.seq, letter: checked.letter })
         return
       }
       state.deadLetters.push(checked.letter)
@@ -152,7 +156,7 @@ export const batch: {
       const pastRecordedCut = state.recordedLast !== undefined && offset > state.recordedLast
       const overSize = state.bytes + recordBytes > options.maxBytes
       if (pastRecordedCut || overSize) {
-        out.push(close(partition, state, pastRecordedCut ? "recorded" : "bytes"))
+        waiting.push(close(partition, state, pastRecordedCut ? "recorded" : "bytes"))
         state = undefined
       }
     }
@@ -174,9 +178,9 @@ export const batch: {
     state.toSeq = checked.seq
     state.lastPosition = checked.position
     if (state.recordedLast !== undefined && offset >= state.recordedLast) {
-      out.push(close(partition, state, "recorded"))
+      waiting.push(close(partition, state, "recorded"))
     } else if (state.records.length >= options.max) {
-      out.push(close(partition, state, "count"))
+      waiting.push(close(partition, state, "count"))
     }
   }
 
@@ -188,10 +192,6 @@ export const batch: {
         last: unit.batch.records[unit.batch.records.length - 1]!.position.offset
       }]
       : []
-
-  // Closed units wait here until their boundaries are recorded: one checkpoint write for
-  // `unitsPerWrite` batches, however small the chunks that come in, and at every tick.
-  let waiting: Array<Unit> = []
 
   /** Records the waiting units' new boundaries, then emits the units. */
   const flush = Effect.suspend(() => {
@@ -220,7 +220,7 @@ export const batch: {
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       switch (input._tag) {
         case "Elements": {
-          for (const checked of input.chunk) add(checked, now, waiting)
+          for (const checked of input.chunk) add(checked, now)
           // A chunk smaller than a batch: the source is not keeping up, so nothing should wait.
           return waiting.length >= unitsPerWrite || input.chunk.length < options.max ? flush : nothing
         }

@@ -239,20 +239,42 @@ const elementsOf = <E, R>(
   read: (byteOffset: number) => Stream.Stream<Uint8Array, E, R>,
   options: NdjsonOptions
 ) =>
-(committed: Readonly<Record<string, Position>>): Stream.Stream<SourceElement, E, R> => {
-  const from = resumePoint(committed)
-  const frame = framer(from, options.maxLineBytes ?? defaultMaxLineBytes)
-  return Stream.concat(
-    Stream.flatMap(read(from.byteOffset), (bytes) => {
-      // Pulled one array at a time: a read's lines are parsed as the pipeline takes them.
-      const arrays = frame.chunk(bytes)
-      return Stream.unfoldChunk(undefined, () => {
-        const next = arrays.next()
-        return next.done ? Option.none() : Option.some([Chunk.unsafeFromArray(next.value), undefined] as const)
+(committed: Readonly<Record<string, Position>>): Stream.Stream<SourceElement, E, R> =>
+  // A pull loop rather than `Stream.flatMap` over the reads: with `flatMap`, Effect's stream
+  // machinery kept every parsed record alive past a young-generation collection, so the
+  // garbage collector copied and promoted all of them (measured: scavenges 0.5 µs per record,
+  // against 0.05 with this loop).
+  Stream.fromPull(Effect.gen(function*() {
+    const from = resumePoint(committed)
+    const frame = framer(from, options.maxLineBytes ?? defaultMaxLineBytes)
+    const pullBytes = yield* Stream.toPull(read(from.byteOffset))
+    /** The arrays of elements of the bytes read so far, handed on one at a time. */
+    let arrays: Iterator<Array<SourceElement>> = [][Symbol.iterator]()
+    let ended = false
+    const next: Effect.Effect<Chunk.Chunk<SourceElement>, Option.Option<E>, R> = Effect.suspend(() => {
+      const array = arrays.next()
+      if (!array.done) return Effect.succeed(Chunk.unsafeFromArray(array.value))
+      if (ended) return Effect.fail(Option.none())
+      return Effect.matchEffect(pullBytes, {
+        onFailure: (error) => {
+          if (Option.isSome(error)) return Effect.fail(error)
+          ended = true
+          const last = frame.end()
+          arrays = (last.length === 0 ? [] : [last])[Symbol.iterator]()
+          return next
+        },
+        onSuccess: (reads) => {
+          arrays = framed(frame, reads)
+          return next
+        }
       })
-    }),
-    Stream.suspend(() => Stream.fromIterable(frame.end()))
-  )
+    })
+    return next
+  }))
+
+/** The element arrays of some reads, in order; lazily, so lines are parsed as they are pulled. */
+function* framed(frame: ReturnType<typeof framer>, reads: Chunk.Chunk<Uint8Array>): Generator<Array<SourceElement>> {
+  for (const bytes of reads) yield* frame.chunk(bytes)
 }
 
 /**

@@ -63,7 +63,10 @@ const makeClients = (config: ClientConfig) =>
       HttpClientRequest.prependUrl(config.baseUrl)
     )
     // The hot path goes straight to undici when its dispatcher is at hand and no spans are wanted.
-    const dispatcher = yield* Effect.serviceOption(NodeHttpClient.Dispatcher)
+    // `Transport.layer`'s own agent; else a dispatcher the caller provided for the HttpClient.
+    const ownAgent = yield* Effect.serviceOption(Transport.ExchangeDispatcher)
+    const callersDispatcher = yield* Effect.serviceOption(NodeHttpClient.Dispatcher)
+    const dispatcher = Option.orElse(ownAgent, () => callersDispatcher)
     const exchanges = Option.isSome(dispatcher) && config.traceRequests !== true
       ? retries.exchanges(Transport.exchanges(dispatcher.value, config.baseUrl, apiKey))
       : Transport.exchangesVia(http)

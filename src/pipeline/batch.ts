@@ -15,6 +15,9 @@
  * dead letters inside its span are committed together and commits only ever land between
  * batches.
  *
+ * The rules live in `makeBatcher`, plain state without a stream around it; `batch` drives it
+ * as a stream combinator, and `run` drives it from its own pull loop.
+ *
  * @since 0.1.0
  */
 import { type Chunk, Clock, Duration, Effect, Stream } from "effect"
@@ -96,20 +99,28 @@ interface Open {
   readonly recordedLast: number | undefined
 }
 
-type Input =
-  | { readonly _tag: "Elements"; readonly chunk: Chunk.Chunk<Checked> }
-  | { readonly _tag: "Tick" }
-  | { readonly _tag: "End" }
-
 /**
- * Groups checked elements into batches and lone dead letters.
+ * The batching logic without a stream around it: `add` takes checked elements, the units
+ * they close wait until `take` hands them out with the boundaries to record first. Driven by
+ * the `batch` combinator, and by `run`'s own loop.
  *
  * @since 0.1.0
  */
-export const batch: {
-  (options: BatchOptions): <E, R>(self: Stream.Stream<Checked, E, R>) => Stream.Stream<Unit, E | CheckpointError, R>
-  <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions): Stream.Stream<Unit, E | CheckpointError, R>
-} = dual(2, <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions) => {
+export interface Batcher {
+  /** Takes one element; the units it closes (by size, count or a recorded cut) wait. */
+  readonly add: (checked: Checked, now: number) => void
+  /** Closes the open batches that have waited `linger` (never one with a recorded boundary). */
+  readonly closeLingering: (now: number) => void
+  /** Closes every open batch (the input ended). */
+  readonly closeAll: () => void
+  /** Closed units waiting to go out. */
+  readonly waiting: () => number
+  /** The waiting units, and the boundaries among them to record before they go out. */
+  readonly take: () => { readonly units: ReadonlyArray<Unit>; readonly cuts: ReadonlyArray<BatchCut> }
+}
+
+/** @since 0.1.0 */
+export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher => {
   const lingerMillis = Duration.toMillis(options.linger)
   const recordedCuts = new Map<string, number>()
   for (const cut of options.recordedCuts) recordedCuts.set(`${cut.partition}\u0000${cut.first}`, cut.last)
@@ -131,11 +142,8 @@ export const batch: {
     }
   }
 
-  // Closed units wait here until their boundaries are recorded: one checkpoint write for
-  // `unitsPerWrite` batches, however small the chunks that come in, and at every tick.
   let waiting: Array<Unit> = []
 
-  /** Takes one element; the units it closed (by size, count or a recorded cut) join `waiting`. */
   const add = (checked: Checked, now: number): void => {
     if (checked._tag === "Dead") {
       const partition = checked.letter.position.partition
@@ -184,27 +192,72 @@ export const batch: {
     }
   }
 
-  const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
-    unit._tag === "Batch" && unit.batch.closedBy !== "recorded"
-      ? [{
-        partition: unit.batch.partition,
-        first: unit.batch.records[0]!.position.offset,
-        last: unit.batch.records[unit.batch.records.length - 1]!.position.offset
-      }]
-      : []
+  // A batch with a recorded boundary was sent before: it must close where it did then.
+  const lingers = (state: Open) => state.recordedLast === undefined
+
+  return {
+    add,
+    closeLingering: (now) => {
+      for (const [partition, state] of [...open]) {
+        if (lingers(state) && now - state.startedAt >= lingerMillis) waiting.push(close(partition, state, "linger"))
+      }
+    },
+    closeAll: () => {
+      for (const [partition, state] of [...open]) waiting.push(close(partition, state, "end"))
+    },
+    waiting: () => waiting.length,
+    take: () => {
+      const units = waiting
+      waiting = []
+      return { units, cuts: units.flatMap(cutOf) }
+    }
+  }
+}
+
+const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
+  unit._tag === "Batch" && unit.batch.closedBy !== "recorded"
+    ? [{
+      partition: unit.batch.partition,
+      first: unit.batch.records[0]!.position.offset,
+      last: unit.batch.records[unit.batch.records.length - 1]!.position.offset
+    }]
+    : []
+
+/**
+ * Whether closed units should go out now rather than wait for more: when many wait, or when a
+ * chunk smaller than a batch came in (the source is not keeping up, so nothing should wait).
+ *
+ * @since 0.1.0
+ */
+export const shouldFlush = (batcher: Batcher, chunkLength: number, max: number): boolean =>
+  batcher.waiting() >= unitsPerWrite || chunkLength < max
+
+/** How often open batches are checked for lingering: a quarter of `linger`. @since 0.1.0 */
+export const lingerCheckMillis = (linger: Duration.DurationInput): number =>
+  Math.max(1, Math.floor(Duration.toMillis(linger) / 4))
+
+type Input =
+  | { readonly _tag: "Elements"; readonly chunk: Chunk.Chunk<Checked> }
+  | { readonly _tag: "Tick" }
+  | { readonly _tag: "End" }
+
+/**
+ * Groups checked elements into batches and lone dead letters.
+ *
+ * @since 0.1.0
+ */
+export const batch: {
+  (options: BatchOptions): <E, R>(self: Stream.Stream<Checked, E, R>) => Stream.Stream<Unit, E | CheckpointError, R>
+  <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions): Stream.Stream<Unit, E | CheckpointError, R>
+} = dual(2, <E, R>(self: Stream.Stream<Checked, E, R>, options: BatchOptions) => {
+  const batcher = makeBatcher(options)
 
   /** Records the waiting units' new boundaries, then emits the units. */
   const flush = Effect.suspend(() => {
-    const units = waiting
-    waiting = []
-    return Effect.as(options.checkpoint.recordCuts(units.flatMap(cutOf)), units)
+    const { cuts, units } = batcher.take()
+    return Effect.as(options.checkpoint.recordCuts(cuts), units)
   })
   const nothing = Effect.succeed<ReadonlyArray<Unit>>([])
-
-  const closeWhere = (predicate: (state: Open) => boolean, closedBy: "linger" | "end") => {
-    for (const [partition, state] of [...open]) if (predicate(state)) waiting.push(close(partition, state, closedBy))
-    return flush
-  }
 
   // Whole chunks go through the merge: one step per chunk, not per record.
   const inputs: Stream.Stream<Input, E, R> = Stream.merge(
@@ -212,7 +265,7 @@ export const batch: {
       Stream.map(Stream.chunks(self), (chunk): Input => ({ _tag: "Elements", chunk })),
       Stream.succeed<Input>({ _tag: "End" })
     ),
-    Stream.map(Stream.tick(Duration.millis(Math.max(1, Math.floor(lingerMillis / 4)))), (): Input => ({ _tag: "Tick" })),
+    Stream.map(Stream.tick(Duration.millis(lingerCheckMillis(options.linger))), (): Input => ({ _tag: "Tick" })),
     { haltStrategy: "left" }
   )
 
@@ -220,15 +273,15 @@ export const batch: {
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       switch (input._tag) {
         case "Elements": {
-          for (const checked of input.chunk) add(checked, now)
-          // A chunk smaller than a batch: the source is not keeping up, so nothing should wait.
-          return waiting.length >= unitsPerWrite || input.chunk.length < options.max ? flush : nothing
+          for (const checked of input.chunk) batcher.add(checked, now)
+          return shouldFlush(batcher, input.chunk.length, options.max) ? flush : nothing
         }
         case "Tick":
-          // A batch with a recorded boundary was sent before: it must close where it did then.
-          return closeWhere((state) => state.recordedLast === undefined && now - state.startedAt >= lingerMillis, "linger")
+          batcher.closeLingering(now)
+          return flush
         case "End":
-          return closeWhere(() => true, "end")
+          batcher.closeAll()
+          return flush
       }
     }))
 })

@@ -8,10 +8,10 @@
  * @since 0.1.0
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Schedule, Stream } from "effect"
+import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
-import { batch, type Batch, type Unit } from "./batch.js"
+import { type Batch, lingerCheckMillis, makeBatcher, shouldFlush, type Unit } from "./batch.js"
 import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
@@ -221,15 +221,61 @@ export const run = <E, R>(
       }
     )
 
-    yield* checked.pipe(
-      batch({
-        max: config.batch?.max ?? defaultBatch.max,
-        maxBytes: config.batch?.maxBytes ?? defaultBatch.maxBytes,
-        linger: config.batch?.linger ?? defaultBatch.linger,
-        checkpoint: config.checkpoint,
-        recordedCuts: loaded.cuts
-      }),
-      forEachConcurrently(handleUnit, concurrency),
+    const max = config.batch?.max ?? defaultBatch.max
+    const linger = config.batch?.linger ?? defaultBatch.linger
+    const batcher = makeBatcher({
+      max,
+      maxBytes: config.batch?.maxBytes ?? defaultBatch.maxBytes,
+      linger,
+      recordedCuts: loaded.cuts
+    })
+
+    // One loop pulls chunks, batches them, records the boundaries and starts the deliveries.
+    // A pull loop, not `Stream.runForEach` over a stream built with `batch`: Effect's stream
+    // runners kept every record alive past a young-generation collection (the collector then
+    // copied and promoted all of them), a pull loop does not.
+    const delivering = Effect.scoped(Effect.gen(function*() {
+      const deliveries = yield* concurrently<PipelineError>(concurrency)
+      // The loop and the linger ticker both send what the batcher closed, one at a time.
+      const lock = yield* Effect.makeSemaphore(1)
+      const flush = lock.withPermits(1)(Effect.suspend(() => {
+        const { cuts, units } = batcher.take()
+        return units.length === 0 ? Effect.void : Effect.zipRight(
+          config.checkpoint.recordCuts(cuts),
+          Effect.forEach(units, (unit) => deliveries.start(handleUnit(unit)), { discard: true })
+        )
+      }))
+      // Partial batches that have waited `linger` go out even while the source is silent.
+      const ticker = Effect.repeat(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          batcher.closeLingering(now)
+          return flush
+        }),
+        Schedule.spaced(lingerCheckMillis(linger))
+      )
+      const pull = yield* Stream.toPull(checked)
+      const feed = Effect.gen(function*() {
+        for (;;) {
+          const chunk = yield* Effect.matchEffect(pull, {
+            onFailure: Option.match({ onNone: () => Effect.succeedNone, onSome: Effect.fail }),
+            onSuccess: Effect.succeedSome
+          })
+          if (Option.isNone(chunk)) break
+          const now = yield* Clock.currentTimeMillis
+          for (const element of chunk.value) batcher.add(element, now)
+          if (shouldFlush(batcher, chunk.value.length, max)) yield* flush
+        }
+        batcher.closeAll()
+        yield* flush
+        yield* deliveries.finished
+      })
+      // The ticker ends only when it fails (a boundary could not be recorded).
+      yield* Effect.raceFirst(feed, Effect.raceFirst(deliveries.failed, ticker))
+      // A failure is recorded before its permit comes back: when all came back, it is seen here.
+      yield* Effect.whenEffect(deliveries.failed, deliveries.hasFailed)
+    }))
+
+    yield* delivering.pipe(
       // The committer runs until it is stopped: it ends of itself only when a commit failed,
       // and then the run must stop too, not go on sending what it can no longer commit.
       (delivering) => Effect.raceFirst(delivering, Fiber.join(committer)),
@@ -282,34 +328,37 @@ export const events = <E, R>(
     ), options.bufferSize ?? 1024)
 
 /**
- * Runs `f` on every element, at most `concurrency` at once, finishing in any order; the first
- * failure stops the stream and interrupts the others. A fiber per element behind a
- * semaphore: `Stream.mapEffect` with concurrency cost ten times as much per element.
+ * Runs effects at most `concurrency` at once, finishing in any order. The caller races its
+ * work against `failed`: the first failure stops it, and the scope's end interrupts the rest. A fiber per
+ * effect behind a semaphore: `Stream.mapEffect` with concurrency cost ten times as much.
  */
-const forEachConcurrently = <A, E2, R2>(f: (a: A) => Effect.Effect<void, E2, R2>, concurrency: number) =>
-<E, R>(stream: Stream.Stream<A, E, R>): Effect.Effect<void, E | E2, R | R2> =>
-  Effect.scoped(Effect.gen(function*() {
-    const running = yield* FiberSet.make<void, E2>()
+const concurrently = <E>(concurrency: number) =>
+  Effect.gen(function*() {
+    const running = yield* FiberSet.make<void, E>()
     const permits = yield* Effect.makeSemaphore(concurrency)
-    // Recorded before the element's permit is given back, so no failure can go unseen.
-    const failed = yield* Deferred.make<never, E2>()
+    // Recorded before the effect's permit is given back, so no failure can go unseen.
+    const failed = yield* Deferred.make<never, E>()
     const release = permits.release(1)
-    const start = (a: A) =>
-      Effect.zipRight(
-        permits.take(1),
-        FiberSet.run(
-          running,
-          Effect.onExit(f(a), (exit) =>
-            Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-              ? Effect.zipRight(Deferred.failCause(failed, exit.cause), release)
-              : release)
-        )
-      )
-    // Every element started, then every permit back: every element finished.
-    const all = Effect.zipRight(Stream.runForEach(stream, start), permits.take(concurrency))
-    yield* Effect.raceFirst(all, Deferred.await(failed))
-    if (yield* Deferred.isDone(failed)) yield* Deferred.await(failed)
-  }))
+    return {
+      /** Waits for a free place, then starts `effect`. */
+      start: <R>(effect: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
+        Effect.zipRight(
+          permits.take(1),
+          FiberSet.run(
+            running,
+            Effect.onExit(effect, (exit) =>
+              Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+                ? Effect.zipRight(Deferred.failCause(failed, exit.cause), release)
+                : release)
+          )
+        ),
+      /** Every permit back: every effect finished. */
+      finished: permits.take(concurrency),
+      /** Fails with the first failure. */
+      failed: Deferred.await(failed),
+      hasFailed: Deferred.isDone(failed)
+    }
+  })
 
 /** Re-exported for callers that match on it. @since 0.1.0 */
 export { DeliveryError }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Cause, Chunk, Context, Effect, Exit, Layer, Redacted, Stream } from "effect"
+import { Cause, Chunk, Context, Effect, Exit, Fiber, Layer, Redacted, Schedule, Stream } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
@@ -293,6 +293,56 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
         ...quick
       }))
       expect(error).toMatchObject({ _tag: "CheckpointError", reason: "disk full" })
+    }))
+
+  it.effect("a partial batch goes out after linger while the source is silent, its boundary recorded first", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      // Three records, then a source that says nothing more (a quiet topic, a paused stdin).
+      const quiet: Source = {
+        name: "quiet",
+        elements: () =>
+          Stream.concat(
+            Stream.fromIterable([1, 2, 3].map((n): SourceElement => ({
+              _tag: "Record",
+              position: { partition: "0", offset: n },
+              value: { id: `q${n}`, amount: n, at: "2026-11-01" }
+            }))),
+            Stream.never
+          )
+      }
+      const checkpoint = yield* Checkpoint.memory()
+      const recorded: Array<ReadonlyArray<Checkpoint.BatchCut>> = []
+      const running = yield* Effect.fork(run(client, {
+        source: quiet,
+        destination: { datasetId },
+        checkpoint: { ...checkpoint, recordCuts: (cuts) => Effect.zipRight(Effect.sync(() => recorded.push(cuts)), checkpoint.recordCuts(cuts)) },
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }))
+      yield* checkpoint.current.pipe(
+        Effect.repeat({ until: (c) => c.positions["0"]?.offset === 3, schedule: Schedule.spaced("10 millis") }),
+        Effect.timeout("5 seconds")
+      )
+      expect(recorded.flat()).toEqual([{ partition: "0", first: 1, last: 3 }])
+      expect((yield* storedRows(client, datasetId)).map((r) => r.id).sort()).toEqual(["q1", "q2", "q3"])
+      yield* Fiber.interrupt(running)
+    }))
+
+  it.effect("a batch boundary that cannot be recorded stops the run before the batch is sent", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const path = writeLines("unrecordable.ndjson", ['{"id":"u1","amount":1,"at":"2026-11-01"}'])
+      const memory = yield* Checkpoint.memory()
+      const error = yield* Effect.flip(run(client, {
+        source: Ndjson.fromFile(path),
+        destination: { datasetId },
+        checkpoint: { ...memory, recordCuts: () => Effect.fail(new Checkpoint.CheckpointError({ reason: "disk full" })) },
+        deadLetters: yield* DeadLetter.memory,
+        ...quick
+      }).pipe(Effect.provide(NodeContext.layer)))
+      expect(error).toMatchObject({ _tag: "CheckpointError", reason: "disk full" })
+      expect(yield* storedRows(client, datasetId)).toHaveLength(0)
     }))
 
   it.effect("a concurrency below 1 is refused at once (it would wait forever)", () =>

@@ -153,6 +153,12 @@ const digits = (text: string, from: number, to: number): number => {
   return n
 }
 
+// A loop, not `every`: no closure for every array value checked.
+const allStrings = (values: ReadonlyArray<unknown>): boolean => {
+  for (let i = 0; i < values.length; i++) if (typeof values[i] !== "string") return false
+  return true
+}
+
 // The shape of a value, or undefined for a value no column accepts.
 type ValueKind = "null" | "string" | "number" | "strings"
 
@@ -164,9 +170,7 @@ const kindOf = (value: unknown): ValueKind | undefined => {
       return Number.isFinite(value) ? "number" : undefined
     case "object":
       if (value === null) return "null"
-      return Array.isArray(value) && value.every((element) => typeof element === "string")
-        ? "strings"
-        : undefined
+      return Array.isArray(value) && allStrings(value) ? "strings" : undefined
     default:
       return undefined
   }

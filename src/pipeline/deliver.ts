@@ -73,11 +73,15 @@ export interface DeliveryOptions {
 
 // One call per key where Node has it (20.12 and later): a Hash object per key cost more than
 // the rest of building a batch's request.
-const sha1: (data: Buffer) => Buffer = typeof crypto.hash === "function"
-  ? (data) => crypto.hash("sha1", data, "buffer")
-  : (data) => crypto.createHash("sha1").update(data).digest()
+const sha1Hex: (data: Uint8Array) => string = typeof crypto.hash === "function"
+  ? (data) => crypto.hash("sha1", data, "hex")
+  : (data) => crypto.createHash("sha1").update(data).digest("hex")
 
 const namespace = Buffer.from("6f1c4a3e-2b7d-5e8f-9a0b-1c2d3e4f5a6b".replace(/-/g, ""), "hex")
+
+// The namespace, then the name: written into one reused buffer, not concatenated per key.
+let scratch = Buffer.alloc(1024)
+namespace.copy(scratch)
 
 /**
  * A UUIDv5 (RFC 9562) of `name` in tributary's namespace.
@@ -85,11 +89,16 @@ const namespace = Buffer.from("6f1c4a3e-2b7d-5e8f-9a0b-1c2d3e4f5a6b".replace(/-/
  * @since 0.1.0
  */
 export const uuidV5 = (name: string): string => {
-  const hash = sha1(Buffer.concat([namespace, Buffer.from(name)]))
-  hash[6] = (hash[6]! & 0x0f) | 0x50
-  hash[8] = (hash[8]! & 0x3f) | 0x80
-  const hex = hash.subarray(0, 16).toString("hex")
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  const length = namespace.length + Buffer.byteLength(name)
+  if (length > scratch.length) {
+    scratch = Buffer.alloc(length * 2)
+    namespace.copy(scratch)
+  }
+  scratch.write(name, namespace.length)
+  const hex = sha1Hex(scratch.subarray(0, length))
+  // Version 5 in the high nibble of byte 6, the RFC 4122 variant in the top bits of byte 8.
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
 
 /**
@@ -155,37 +164,48 @@ const rejectedLetters = (records: ReadonlyArray<BatchRecord>, errors: ReadonlyAr
  *
  * @since 0.1.0
  */
-export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<Delivered, DeliveryError> => {
+export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<Delivered, DeliveryError> =>
+  makeDeliver(options)(batch)
+
+/**
+ * `deliver` with its options read once, for a run's many batches.
+ *
+ * @since 0.1.0
+ */
+export const makeDeliver = (options: DeliveryOptions): (batch: Batch) => Effect.Effect<Delivered, DeliveryError> => {
   const { datasetId } = options.destination
   const api = options.destination.api ?? "v2"
   const pollInitial = Duration.toMillis(options.poll?.initial ?? "20 millis")
   const pollMax = Duration.toMillis(options.poll?.max ?? "1 second")
+  const dataPath = `/${api}/datasets/${datasetId}/data`
 
-  const failure = (records: ReadonlyArray<BatchRecord>, reason: string, status?: number) =>
+  const failure = (partition: string, records: ReadonlyArray<BatchRecord>, reason: string, status?: number) =>
     new DeliveryError({
       reason,
-      partition: batch.partition,
+      partition,
       first: records[0]!.position.offset,
       last: records[records.length - 1]!.position.offset,
       status
     })
 
-  const request = (records: ReadonlyArray<BatchRecord>, exchange: Exchange) =>
+  const request = (partition: string, records: ReadonlyArray<BatchRecord>, exchange: Exchange) =>
     Effect.mapBoth(options.exchanges(exchange), {
-      onFailure: (error) => failure(records, `the service could not be reached: ${error.message}`),
+      onFailure: (error) => failure(partition, records, `the service could not be reached: ${error.message}`),
       onSuccess: readAnswer
     })
 
-  const track = (records: ReadonlyArray<BatchRecord>, ingestionId: string): Effect.Effect<any, DeliveryError> => {
+  const track = (partition: string, records: ReadonlyArray<BatchRecord>, ingestionId: string): Effect.Effect<any, DeliveryError> => {
     const path = `/${api}/datasets/${datasetId}/ingestions/${ingestionId}`
     const poll = (wait: number): Effect.Effect<any, DeliveryError> =>
-      Effect.flatMap(request(records, { method: "GET", path }), (answer) => {
+      Effect.flatMap(request(partition, records, { method: "GET", path }), (answer) => {
         if (answer.status !== 200) {
-          return Effect.fail(failure(records, `following ingestion ${ingestionId}: ${firstError(answer).message}`, answer.status))
+          return Effect.fail(failure(partition, records, `following ingestion ${ingestionId}: ${firstError(answer).message}`, answer.status))
         }
         const detail = api === "v2" ? answer.body?.data : answer.body
         if (typeof detail?.status !== "string") {
-          return Effect.fail(failure(records, `following ingestion ${ingestionId}: an answer without a status: ${answer.excerpt}`, 200))
+          return Effect.fail(
+            failure(partition, records, `following ingestion ${ingestionId}: an answer without a status: ${answer.excerpt}`, 200)
+          )
         }
         if (terminal.has(detail.status)) return Effect.succeed(detail)
         return Effect.zipRight(Effect.sleep(Duration.millis(wait)), poll(Math.min(pollMax, Math.ceil(wait * 1.5))))
@@ -193,73 +213,87 @@ export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<D
     return poll(pollInitial)
   }
 
-  const send = (records: ReadonlyArray<BatchRecord>): Effect.Effect<Delivered, DeliveryError> =>
-    Effect.gen(function*() {
-      const first = records[0]!.position.offset
-      const last = records[records.length - 1]!.position.offset
-      const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, batch.partition, first, last) : null
-      const answer = yield* request(records, {
-        method: "POST",
-        path: `/${api}/datasets/${datasetId}/data`,
-        // As bytes, made once: undici would copy a string into a new buffer on every attempt,
-        // and those copies lived long enough to be promoted (twice the GC work, measured).
-        body: Buffer.from(batchBody(records)),
-        headers: key === null ? undefined : { "idempotency-key": key }
-      })
-      if (answer.status === 413) {
-        if (records.length === 1) {
-          return refusedAll(records, { ...firstError(answer), code: "payload_too_large" })
-        }
-        const middle = Math.ceil(records.length / 2)
-        const halves = yield* Effect.all([send(records.slice(0, middle)), send(records.slice(middle))])
-        return combine(halves)
-      }
-      if (answer.status === 400 || answer.status === 422) return refusedAll(records, firstError(answer))
-      if (answer.status !== 200) {
-        return yield* Effect.fail(failure(records, firstError(answer).message, answer.status))
-      }
-      const ingestionId: unknown = api === "v2" ? answer.body?.data?.ingestionId : answer.body?.ingestionId
-      if (typeof ingestionId !== "string") {
-        return yield* Effect.fail(failure(records, `the service answered 200 without an ingestion id: ${answer.excerpt}`, 200))
-      }
-      const detail = yield* track(records, ingestionId)
-      if (detail.status === "failed" || detail.status === "purged" || detail.status === "error") {
-        const why = detail.errors?.[0]?.message ?? detail.status
-        return yield* Effect.fail(failure(records, `ingestion ${ingestionId} ended ${detail.status}: ${why}`))
-      }
-      if (api === "v2") {
-        const counts = detail.summary?.ingestion
-        const rejected = rejectedLetters(records, detail.errors ?? [])
-        return {
-          ingestionIds: [ingestionId],
-          sent: records.length,
-          accepted: counts ? counts.appendedRecordCount + counts.overwrittenRecordCount : records.length - rejected.length,
-          rejected,
-          refused: []
-        }
-      }
-      // Without metrics, a successful ingestion is taken to have stored every record.
-      const metrics = detail.metrics?.ingestionMetrics ??
-        { appendedRecordsCount: records.length, overwrittenRecordsCount: 0, rejectedRecordsCount: 0 }
-      const rejected = Array.from({ length: metrics.rejectedRecordsCount }, (_, i): DeadLetter => ({
-        position: records[0]!.position,
-        reason: {
-          code: detail.errors?.[i]?.code ?? "rejected",
-          field: detail.errors?.[i]?.field ?? null,
-          message: `one of records ${first}..${last} (v1 does not say which): ${detail.errors?.[i]?.message ?? "rejected"}`
-        },
-        stage: "service"
-      }))
-      return {
+  /** What a terminal ingestion of `records` came to. */
+  const outcome = (
+    partition: string,
+    records: ReadonlyArray<BatchRecord>,
+    ingestionId: string,
+    detail: any
+  ): Effect.Effect<Delivered, DeliveryError> => {
+    if (detail.status === "failed" || detail.status === "purged" || detail.status === "error") {
+      const why = detail.errors?.[0]?.message ?? detail.status
+      return Effect.fail(failure(partition, records, `ingestion ${ingestionId} ended ${detail.status}: ${why}`))
+    }
+    if (api === "v2") {
+      const counts = detail.summary?.ingestion
+      const rejected = rejectedLetters(records, detail.errors ?? [])
+      return Effect.succeed({
         ingestionIds: [ingestionId],
         sent: records.length,
-        accepted: metrics.appendedRecordsCount + metrics.overwrittenRecordsCount,
+        accepted: counts ? counts.appendedRecordCount + counts.overwrittenRecordCount : records.length - rejected.length,
         rejected,
         refused: []
-      }
+      })
+    }
+    // Without metrics, a successful ingestion is taken to have stored every record.
+    const metrics = detail.metrics?.ingestionMetrics ??
+      { appendedRecordsCount: records.length, overwrittenRecordsCount: 0, rejectedRecordsCount: 0 }
+    const first = records[0]!.position.offset
+    const last = records[records.length - 1]!.position.offset
+    const rejected = Array.from({ length: metrics.rejectedRecordsCount }, (_, i): DeadLetter => ({
+      position: records[0]!.position,
+      reason: {
+        code: detail.errors?.[i]?.code ?? "rejected",
+        field: detail.errors?.[i]?.field ?? null,
+        message: `one of records ${first}..${last} (v1 does not say which): ${detail.errors?.[i]?.message ?? "rejected"}`
+      },
+      stage: "service"
+    }))
+    return Effect.succeed({
+      ingestionIds: [ingestionId],
+      sent: records.length,
+      accepted: metrics.appendedRecordsCount + metrics.overwrittenRecordsCount,
+      rejected,
+      refused: []
     })
+  }
 
-  return send(batch.records)
+  const send = (partition: string, records: ReadonlyArray<BatchRecord>): Effect.Effect<Delivered, DeliveryError> => {
+    const first = records[0]!.position.offset
+    const last = records[records.length - 1]!.position.offset
+    const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, partition, first, last) : null
+    const posted = request(partition, records, {
+      method: "POST",
+      path: dataPath,
+      // As bytes, made once: undici would copy a string into a new buffer on every attempt,
+      // and those copies lived long enough to be promoted (twice the GC work, measured).
+      body: Buffer.from(batchBody(records)),
+      headers: key === null ? undefined : { "idempotency-key": key }
+    })
+    return Effect.flatMap(posted, (answer) => {
+      if (answer.status === 413) {
+        if (records.length === 1) {
+          return Effect.succeed(refusedAll(records, { ...firstError(answer), code: "payload_too_large" }))
+        }
+        const middle = Math.ceil(records.length / 2)
+        return Effect.map(
+          Effect.all([send(partition, records.slice(0, middle)), send(partition, records.slice(middle))]),
+          combine
+        )
+      }
+      if (answer.status === 400 || answer.status === 422) return Effect.succeed(refusedAll(records, firstError(answer)))
+      if (answer.status !== 200) return Effect.fail(failure(partition, records, firstError(answer).message, answer.status))
+      const ingestionId: unknown = api === "v2" ? answer.body?.data?.ingestionId : answer.body?.ingestionId
+      if (typeof ingestionId !== "string") {
+        return Effect.fail(
+          failure(partition, records, `the service answered 200 without an ingestion id: ${answer.excerpt}`, 200)
+        )
+      }
+      return Effect.flatMap(track(partition, records, ingestionId), (detail) => outcome(partition, records, ingestionId, detail))
+    })
+  }
+
+  return (batch) => send(batch.partition, batch.records)
 }
 
 const refusedAll = (records: ReadonlyArray<BatchRecord>, reason: DeadLetter["reason"]): Delivered => ({

@@ -15,7 +15,7 @@ import { type Batch, lingerCheckMillis, makeBatcher, shouldFlush, type Unit } fr
 import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
-import { deliver, DeliveryError, type Destination } from "./deliver.js"
+import { DeliveryError, type Destination, makeDeliver } from "./deliver.js"
 import { emptyProgress, type PipelineEvent, type Progress } from "./events.js"
 import type { Position, Source } from "./Source.js"
 import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
@@ -161,41 +161,44 @@ export const run = <E, R>(
       progress.inFlight--
     })
 
+    const deliverBatch = makeDeliver({
+      exchanges: client.exchanges,
+      destination: config.destination,
+      sourceName: config.source.name,
+      poll: config.poll
+    })
+
+    // Suspended: a unit's effect is made before it waits for a place among the deliveries.
     const handleBatch = (b: Batch) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         const first = b.records[0]!.position.offset
         const last = b.records[b.records.length - 1]!.position.offset
-        update((p) => ({ inFlight: p.inFlight + 1 }))
-        yield* emit({
-          _tag: "BatchSent",
-          partition: b.partition,
-          first,
-          last,
-          records: b.records.length,
-          idempotencyKey: null
+        const { partition } = b
+        progress.inFlight++
+        const sending = Effect.zipRight(
+          emit({ _tag: "BatchSent", partition, first, last, records: b.records.length, idempotencyKey: null }),
+          Effect.tapBoth(deliverBatch(b), { onFailure: () => landed, onSuccess: () => landed })
+        )
+        return Effect.flatMap(sending, (outcome) => {
+          const letters = outcome.refused.length + outcome.rejected.length === 0
+            ? b.deadLetters
+            : [...b.deadLetters, ...outcome.refused, ...outcome.rejected]
+          progress.sent += outcome.sent
+          progress.accepted += outcome.accepted
+          progress.rejected += outcome.rejected.length
+          return writeDeadLetters(letters).pipe(
+            Effect.zipRight(emit({
+              _tag: "BatchDone",
+              partition,
+              first,
+              last,
+              ingestionId: outcome.ingestionIds.join(","),
+              accepted: outcome.accepted,
+              rejected: outcome.rejected.length
+            })),
+            Effect.zipRight(delivered(partition, b.fromSeq, b.toSeq, b.lastPosition))
+          )
         })
-        const outcome = yield* deliver(b, {
-          exchanges: client.exchanges,
-          destination: config.destination,
-          sourceName: config.source.name,
-          poll: config.poll
-        }).pipe(Effect.tapBoth({ onFailure: () => landed, onSuccess: () => landed }))
-        yield* writeDeadLetters([...b.deadLetters, ...outcome.refused, ...outcome.rejected])
-        update((p) => ({
-          sent: p.sent + outcome.sent,
-          accepted: p.accepted + outcome.accepted,
-          rejected: p.rejected + outcome.rejected.length
-        }))
-        yield* emit({
-          _tag: "BatchDone",
-          partition: b.partition,
-          first,
-          last,
-          ingestionId: outcome.ingestionIds.join(","),
-          accepted: outcome.accepted,
-          rejected: outcome.rejected.length
-        })
-        yield* delivered(b.partition, b.fromSeq, b.toSeq, b.lastPosition)
       })
 
     const handleUnit = (unit: Unit): Effect.Effect<void, PipelineError> =>
@@ -262,8 +265,9 @@ export const run = <E, R>(
           })
           if (Option.isNone(chunk)) break
           const now = yield* Clock.currentTimeMillis
-          for (const element of chunk.value) batcher.add(element, now)
-          if (shouldFlush(batcher, chunk.value.length, max)) yield* flush
+          const elements = Chunk.toReadonlyArray(chunk.value) // indexed: a Chunk's iterator allocates per element
+          for (let i = 0; i < elements.length; i++) batcher.add(elements[i]!, now)
+          if (shouldFlush(batcher, elements.length, max)) yield* flush
         }
         batcher.closeAll()
         yield* flush

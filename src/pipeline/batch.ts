@@ -44,6 +44,7 @@ export interface BatchRecord {
  */
 export interface Batch {
   readonly partition: string
+  /** The records (`run` empties this array once the batch is delivered, to let them go). */
   readonly records: ReadonlyArray<BatchRecord>
   /** Dead letters read between the first and the last record. */
   readonly deadLetters: ReadonlyArray<DeadLetter>

@@ -10,7 +10,6 @@
  *
  * @since 0.1.0
  */
-import { EventEmitter } from "node:events"
 import * as HttpBody from "@effect/platform/HttpBody"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -115,10 +114,12 @@ export type Exchanges = (exchange: Exchange) => Effect.Effect<Reply, ExchangeErr
 
 /**
  * Exchanges straight on an undici dispatcher: one suspension of the calling fiber per
- * request, the answer read whole. The platform's `HttpClient` does much more per request (a
- * request object per step, a parsed URL, an abort controller, a span, the body read on a
- * fiber of its own); for the pipeline's two requests per batch that cost as much as all the
- * rest of the pipeline. `headers` go with every request (the API key).
+ * request, the answer collected whole by a plain handler. The platform's `HttpClient` does
+ * much more per request (a request object per step, a parsed URL, an abort controller, a
+ * span, the body read on a fiber of its own); for the pipeline's two requests per batch that
+ * cost as much as all the rest of the pipeline. undici's own `request` answers with a body
+ * stream, which also costs more than reading the few bytes of an answer. `headers` go with
+ * every request (the API key).
  *
  * @since 0.1.0
  */
@@ -129,22 +130,73 @@ export const exchanges = (dispatcher: Dispatcher, baseUrl: string, headers: Read
   const withBody = { ...headers, "content-type": "application/json" }
   return (exchange) =>
     Effect.async<Reply, ExchangeError>((resume) => {
-      // undici also takes an EventEmitter as the abort signal: far cheaper than an AbortController.
-      const signal = new EventEmitter()
       const common = exchange.body === undefined ? headers : withBody
-      dispatcher.request({
-        origin,
-        path: prefix + exchange.path,
-        method: exchange.method,
-        headers: exchange.headers === undefined ? common : { ...common, ...exchange.headers },
-        body: exchange.body ?? null,
-        signal
-      }).then(async (answer) => {
-        const text = await answer.body.text()
-        resume(Effect.succeed({ status: answer.statusCode, headers: answer.headers, text }))
-      }).catch((cause) => resume(Effect.fail(new ExchangeError({ method: exchange.method, path: exchange.path, cause }))))
-      return Effect.sync(() => signal.emit("abort"))
+      const handler = new WholeAnswer(
+        (reply) => resume(Effect.succeed(reply)),
+        (cause) => resume(Effect.fail(new ExchangeError({ method: exchange.method, path: exchange.path, cause })))
+      )
+      try {
+        dispatcher.dispatch({
+          origin,
+          path: prefix + exchange.path,
+          method: exchange.method,
+          headers: exchange.headers === undefined ? common : { ...common, ...exchange.headers },
+          body: exchange.body ?? null
+        }, handler)
+      } catch (cause) {
+        handler.onResponseError(undefined, cause)
+      }
+      return Effect.sync(() => handler.abandon())
     })
+}
+
+/** An undici handler that collects one answer whole, or the error that cut it short. */
+class WholeAnswer implements Dispatcher.DispatchHandler {
+  private status = 0
+  private headers: Reply["headers"] = {}
+  private readonly chunks: Array<Buffer> = []
+  private controller: Dispatcher.DispatchController | undefined = undefined
+  private abandoned = false
+  private settled = false
+
+  constructor(
+    private readonly succeed: (reply: Reply) => void,
+    private readonly fail: (cause: unknown) => void
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController) {
+    this.controller = controller
+    if (this.abandoned) controller.abort(new Error("the exchange was interrupted"))
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Reply["headers"]) {
+    if (statusCode < 200) return // an informational answer: the real one follows
+    this.status = statusCode
+    this.headers = headers
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
+    this.chunks.push(chunk)
+  }
+
+  onResponseEnd() {
+    if (this.settled) return
+    this.settled = true
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
+    this.succeed({ status: this.status, headers: this.headers, text: bytes.toString("utf8") })
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: unknown) {
+    if (this.settled) return
+    this.settled = true
+    this.fail(error)
+  }
+
+  /** The caller no longer waits: the request is aborted (now, or as soon as it starts). */
+  abandon() {
+    this.abandoned = true
+    this.controller?.abort(new Error("the exchange was interrupted"))
+  }
 }
 
 /**

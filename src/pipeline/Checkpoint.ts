@@ -67,13 +67,14 @@ const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => (
   cuts: checkpoint.cuts.filter((cut) => cut.partition !== position.partition || cut.last > position.offset)
 })
 
-const withCuts = (checkpoint: Checkpoint, cuts: ReadonlyArray<BatchCut>): Checkpoint => ({
-  ...checkpoint,
-  cuts: [
-    ...checkpoint.cuts.filter((c) => !cuts.some((cut) => c.partition === cut.partition && c.first === cut.first)),
-    ...cuts
-  ]
-})
+const cutKey = (cut: BatchCut) => `${cut.partition}\u0000${cut.first}`
+
+// A new cut replaces one recorded with the same start. One pass each: a checkpoint can hold
+// hundreds of cuts and take a hundred more at a time.
+const withCuts = (checkpoint: Checkpoint, cuts: ReadonlyArray<BatchCut>): Checkpoint => {
+  const replaced = new Set(cuts.map(cutKey))
+  return { ...checkpoint, cuts: [...checkpoint.cuts.filter((c) => !replaced.has(cutKey(c))), ...cuts] }
+}
 
 /**
  * A checkpoint kept in memory (tests, and jobs that restart from the beginning anyway).

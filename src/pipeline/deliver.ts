@@ -115,16 +115,18 @@ const terminal = new Set(["success", "failed", "purged", "error"])
 interface Answer {
   readonly status: number
   readonly body: any
-  /** The start of the answer as it came, for messages about answers of the wrong shape. */
-  readonly excerpt: string
+  /** The answer as it came, for messages about answers of the wrong shape (see `excerpt`). */
+  readonly text: string
 }
 
+/** The start of an answer's text, cut only when a message needs it. */
+const excerpt = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
+
 const readAnswer = ({ status, text }: Reply): Answer => {
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text
   try {
-    return { status, body: JSON.parse(text), excerpt }
+    return { status, body: JSON.parse(text), text }
   } catch {
-    return { status, body: { errors: [{ message: excerpt || `HTTP ${status}` }] }, excerpt }
+    return { status, body: { errors: [{ message: excerpt(text) || `HTTP ${status}` }] }, text }
   }
 }
 
@@ -204,7 +206,7 @@ export const makeDeliver = (options: DeliveryOptions): (batch: Batch) => Effect.
         const detail = api === "v2" ? answer.body?.data : answer.body
         if (typeof detail?.status !== "string") {
           return Effect.fail(
-            failure(partition, records, `following ingestion ${ingestionId}: an answer without a status: ${answer.excerpt}`, 200)
+            failure(partition, records, `following ingestion ${ingestionId}: an answer without a status: ${excerpt(answer.text)}`, 200)
           )
         }
         if (terminal.has(detail.status)) return Effect.succeed(detail)
@@ -286,7 +288,7 @@ export const makeDeliver = (options: DeliveryOptions): (batch: Batch) => Effect.
       const ingestionId: unknown = api === "v2" ? answer.body?.data?.ingestionId : answer.body?.ingestionId
       if (typeof ingestionId !== "string") {
         return Effect.fail(
-          failure(partition, records, `the service answered 200 without an ingestion id: ${answer.excerpt}`, 200)
+          failure(partition, records, `the service answered 200 without an ingestion id: ${excerpt(answer.text)}`, 200)
         )
       }
       return Effect.flatMap(track(partition, records, ingestionId), (detail) => outcome(partition, records, ingestionId, detail))

@@ -11,7 +11,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
-import { type Batch, type BatchRecord, lingerCheckMillis, makeBatcher, shouldFlush, type Unit } from "./batch.js"
+import { type Batch, type Batcher, type BatchRecord, lingerCheckMillis, makeBatcher, shouldFlush, type Unit } from "./batch.js"
 import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
@@ -243,51 +243,14 @@ export const run = <E, R>(
       recordedCuts: loaded.cuts
     })
 
-    // One loop pulls chunks, batches them, records the boundaries and starts the deliveries.
-    // A pull loop, not `Stream.runForEach` over a stream built with `batch`: Effect's stream
-    // runners kept every record alive past a young-generation collection (the collector then
-    // copied and promoted all of them), a pull loop does not.
-    const delivering = Effect.scoped(Effect.gen(function*() {
-      const deliveries = yield* concurrently<PipelineError>(concurrency)
-      // The loop and the linger ticker both send what the batcher closed, one at a time.
-      const lock = yield* Effect.makeSemaphore(1)
-      const flush = lock.withPermits(1)(Effect.suspend(() => {
-        const { cuts, units } = batcher.take()
-        return units.length === 0 ? Effect.void : Effect.zipRight(
-          config.checkpoint.recordCuts(cuts),
-          Effect.forEach(units, (unit) => deliveries.start(handleUnit(unit)), { discard: true })
-        )
-      }))
-      // Partial batches that have waited `linger` go out even while the source is silent.
-      const ticker = Effect.repeat(
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          batcher.closeLingering(now)
-          return flush
-        }),
-        Schedule.spaced(lingerCheckMillis(linger))
-      )
-      const pull = yield* Stream.toPull(checked)
-      const feed = Effect.gen(function*() {
-        for (;;) {
-          const chunk = yield* Effect.matchEffect(pull, {
-            onFailure: Option.match({ onNone: () => Effect.succeedNone, onSome: Effect.fail }),
-            onSuccess: Effect.succeedSome
-          })
-          if (Option.isNone(chunk)) break
-          const now = yield* Clock.currentTimeMillis
-          const elements = Chunk.toReadonlyArray(chunk.value) // indexed: a Chunk's iterator allocates per element
-          for (let i = 0; i < elements.length; i++) batcher.add(elements[i]!, now)
-          if (shouldFlush(batcher, elements.length, max)) yield* flush
-        }
-        batcher.closeAll()
-        yield* flush
-        yield* deliveries.finished
-      })
-      // The ticker ends only when it fails (a boundary could not be recorded).
-      yield* Effect.raceFirst(feed, Effect.raceFirst(deliveries.failed, ticker))
-      // A failure is recorded before its permit comes back: when all came back, it is seen here.
-      yield* Effect.whenEffect(deliveries.failed, deliveries.hasFailed)
-    }))
+    const delivering = batchAndDeliver(checked, {
+      batcher,
+      max,
+      linger,
+      checkpoint: config.checkpoint,
+      concurrency,
+      handleUnit
+    })
 
     yield* delivering.pipe(
       // The committer runs until it is stopped: it ends of itself only when a commit failed,
@@ -340,6 +303,68 @@ export const events = <E, R>(
         })
       )
     ), options.bufferSize ?? 1024)
+
+/**
+ * One loop pulls chunks of checked elements, batches them, records the boundaries and starts
+ * the deliveries, at most `concurrency` at once; a ticker closes batches that linger while the
+ * source is silent. Ends when every unit is delivered, or with the first failure.
+ *
+ * A pull loop, not `Stream.runForEach` over a stream built with `batch`: Effect's stream
+ * runners kept every record alive past a young-generation collection (the collector then
+ * copied and promoted all of them), a pull loop does not.
+ */
+const batchAndDeliver = <E, R>(
+  checked: Stream.Stream<Checked, E, R>,
+  options: {
+    readonly batcher: Batcher
+    readonly max: number
+    readonly linger: Duration.DurationInput
+    readonly checkpoint: Pick<CheckpointStore, "recordCuts">
+    readonly concurrency: number
+    readonly handleUnit: (unit: Unit) => Effect.Effect<void, PipelineError>
+  }
+): Effect.Effect<void, E | PipelineError, R> =>
+  Effect.scoped(Effect.gen(function*() {
+    const { batcher, max } = options
+    const deliveries = yield* concurrently<PipelineError>(options.concurrency)
+    // The loop and the ticker both send what the batcher closed, one at a time.
+    const lock = yield* Effect.makeSemaphore(1)
+    const flush = lock.withPermits(1)(Effect.suspend(() => {
+      const { cuts, units } = batcher.take()
+      return units.length === 0 ? Effect.void : Effect.zipRight(
+        options.checkpoint.recordCuts(cuts),
+        Effect.forEach(units, (unit) => deliveries.start(options.handleUnit(unit)), { discard: true })
+      )
+    }))
+    const ticker = Effect.repeat(
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        batcher.closeLingering(now)
+        return flush
+      }),
+      Schedule.spaced(lingerCheckMillis(options.linger))
+    )
+    const pull = yield* Stream.toPull(checked)
+    const feed = Effect.gen(function*() {
+      for (;;) {
+        const chunk = yield* Effect.matchEffect(pull, {
+          onFailure: Option.match({ onNone: () => Effect.succeedNone, onSome: Effect.fail }),
+          onSuccess: Effect.succeedSome
+        })
+        if (Option.isNone(chunk)) break
+        const now = yield* Clock.currentTimeMillis
+        const elements = Chunk.toReadonlyArray(chunk.value) // indexed: a Chunk's iterator allocates per element
+        for (let i = 0; i < elements.length; i++) batcher.add(elements[i]!, now)
+        if (shouldFlush(batcher, elements.length, max)) yield* flush
+      }
+      batcher.closeAll()
+      yield* flush
+      yield* deliveries.finished
+    })
+    // The ticker ends only when it fails (a boundary could not be recorded).
+    yield* Effect.raceFirst(feed, Effect.raceFirst(deliveries.failed, ticker))
+    // A failure is recorded before its permit comes back: when all came back, it is seen here.
+    yield* Effect.whenEffect(deliveries.failed, deliveries.hasFailed)
+  }))
 
 /**
  * Runs effects at most `concurrency` at once, finishing in any order. The caller races its

@@ -30,6 +30,24 @@ describe("Transport.exchanges (a real HTTP server on loopback)", () => {
       expect(server.arrivals[1]!.headers["x-api-key"]).toBe("k")
     }))
 
+  it.scopedLive("reads an answer that arrives in many pieces whole, characters split between pieces included", () =>
+    Effect.gen(function*() {
+      // 1 MB of text with a two-byte character cut in half between the two writes.
+      const text = `{"note":"${"é".repeat(500_000)}"}`
+      const bytes = Buffer.from(text)
+      const cut = bytes.indexOf("é") + 2 * 250_000 + 1 // inside the 250,001st "é"
+      const server = yield* scriptedServer(() => (_arrival, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.write(bytes.subarray(0, cut))
+        setTimeout(() => res.end(bytes.subarray(cut)), 20)
+      })
+      const send = yield* exchangesTo(server.url)
+      const reply = yield* send({ method: "GET", path: "/big" })
+      expect(reply.status).toBe(200)
+      expect(reply.text.length).toBe(text.length)
+      expect(reply.text === text).toBe(true)
+    }))
+
   it.scopedLive("puts paths under the base URL's own path", () =>
     Effect.gen(function*() {
       const server = yield* scriptedServer(() => echo)

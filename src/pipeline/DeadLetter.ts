@@ -5,7 +5,8 @@
  * @since 0.1.0
  */
 import { appendFile } from "node:fs/promises"
-import { Data, Effect, Ref } from "effect"
+import { Data, Effect, Ref, Stream } from "effect"
+import { dual } from "effect/Function"
 import type { Position, Problem } from "./Source.js"
 
 /**
@@ -71,3 +72,20 @@ export const memory: Effect.Effect<DeadLetterSink & { readonly letters: Effect.E
     letters: Ref.get(ref),
     write: (letters) => Ref.update(ref, (all) => [...all, ...letters])
   }))
+
+/**
+ * Writes the dead letters of each delivered unit to `sink` before passing the unit on, so
+ * that a later `commit` never commits a position whose letters are not written.
+ *
+ * @since 0.1.0
+ */
+export const writeLetters: {
+  (sink: DeadLetterSink): <A extends { readonly letters: ReadonlyArray<DeadLetter> }, E, R>(
+    self: Stream.Stream<A, E, R>
+  ) => Stream.Stream<A, E | DeadLetterError, R>
+  <A extends { readonly letters: ReadonlyArray<DeadLetter> }, E, R>(
+    self: Stream.Stream<A, E, R>,
+    sink: DeadLetterSink
+  ): Stream.Stream<A, E | DeadLetterError, R>
+} = dual(2, <A extends { readonly letters: ReadonlyArray<DeadLetter> }, E, R>(self: Stream.Stream<A, E, R>, sink: DeadLetterSink) =>
+  Stream.tap(self, (unit) => (unit.letters.length === 0 ? Effect.void : sink.write(unit.letters))))

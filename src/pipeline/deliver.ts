@@ -12,11 +12,13 @@
  * @since 0.1.0
  */
 import * as crypto from "node:crypto"
-import { Data, Duration, Effect } from "effect"
+import { Data, Duration, Effect, Stream } from "effect"
+import { dual } from "effect/Function"
 import type { Exchange, Exchanges, Reply } from "../client/transport.js"
-import type { Batch, BatchRecord } from "./batch.js"
+import type { Batch, BatchRecord, Unit } from "./batch.js"
 import { batchBody } from "./batch.js"
 import type { DeadLetter } from "./DeadLetter.js"
+import type { Position } from "./Source.js"
 
 /**
  * Where records go.
@@ -312,4 +314,76 @@ const combine = (parts: ReadonlyArray<Delivered>): Delivered => ({
   accepted: parts.reduce((n, p) => n + p.accepted, 0),
   rejected: parts.flatMap((p) => p.rejected),
   refused: parts.flatMap((p) => p.refused)
+})
+
+/**
+ * The dead letters of a delivered batch: those read inside it, then those the service refused
+ * or rejected.
+ *
+ * @since 0.1.0
+ */
+export const lettersOf = (batch: Batch, outcome: Delivered): ReadonlyArray<DeadLetter> =>
+  outcome.refused.length + outcome.rejected.length === 0
+    ? batch.deadLetters
+    : [...batch.deadLetters, ...outcome.refused, ...outcome.rejected]
+
+/**
+ * A unit after delivery: the elements it covered, its dead letters (to be written before it
+ * is committed) and, for a batch, what the service did with it.
+ *
+ * @since 0.1.0
+ */
+export interface DeliveredUnit {
+  readonly partition: string
+  readonly fromSeq: number
+  readonly toSeq: number
+  /** The position of the element numbered `toSeq`. */
+  readonly lastPosition: Position
+  readonly letters: ReadonlyArray<DeadLetter>
+  /** Undefined for a lone dead letter. */
+  readonly outcome: Delivered | undefined
+}
+
+/**
+ * `send` and `track` as a stream stage: delivers each unit of `batch`, at most `concurrency`
+ * (default 4) at once, and emits them as they finish, in any order. A lone dead letter passes
+ * through. Fails with the first batch that cannot be delivered.
+ *
+ * `run` does the same with its own loop (no stream runner on its hot path); this stage is for
+ * pipelines composed by hand.
+ *
+ * @since 0.1.0
+ */
+export const deliverUnits: {
+  (options: DeliveryOptions & { readonly concurrency?: number | undefined }): <E, R>(
+    self: Stream.Stream<Unit, E, R>
+  ) => Stream.Stream<DeliveredUnit, E | DeliveryError, R>
+  <E, R>(
+    self: Stream.Stream<Unit, E, R>,
+    options: DeliveryOptions & { readonly concurrency?: number | undefined }
+  ): Stream.Stream<DeliveredUnit, E | DeliveryError, R>
+} = dual(2, <E, R>(self: Stream.Stream<Unit, E, R>, options: DeliveryOptions & { readonly concurrency?: number | undefined }) => {
+  const deliverBatch = makeDeliver(options)
+  return Stream.mapEffect(self, (unit): Effect.Effect<DeliveredUnit, DeliveryError> => {
+    if (unit._tag === "Dead") {
+      const { letter, seq } = unit
+      return Effect.succeed({
+        partition: letter.position.partition,
+        fromSeq: seq,
+        toSeq: seq,
+        lastPosition: letter.position,
+        letters: [letter],
+        outcome: undefined
+      })
+    }
+    const { batch } = unit
+    return Effect.map(deliverBatch(batch), (outcome) => ({
+      partition: batch.partition,
+      fromSeq: batch.fromSeq,
+      toSeq: batch.toSeq,
+      lastPosition: batch.lastPosition,
+      letters: lettersOf(batch, outcome),
+      outcome
+    }))
+  }, { concurrency: options.concurrency ?? 4, unordered: true })
 })

@@ -15,7 +15,7 @@ import { type Batch, type Batcher, type BatchRecord, lingerCheckMillis, makeBatc
 import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
-import { DeliveryError, type Destination, makeDeliver } from "./deliver.js"
+import { DeliveryError, type Destination, lettersOf, makeDeliver } from "./deliver.js"
 import { emptyProgress, type PipelineEvent, type Progress } from "./events.js"
 import type { Position, Source } from "./Source.js"
 import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
@@ -189,9 +189,7 @@ export const run = <E, R>(
           Effect.tapBoth(deliverBatch(b), { onFailure: () => landed, onSuccess: () => landed })
         )
         return Effect.flatMap(sending, (outcome) => {
-          const letters = outcome.refused.length + outcome.rejected.length === 0
-            ? b.deadLetters
-            : [...b.deadLetters, ...outcome.refused, ...outcome.rejected]
+          const letters = lettersOf(b, outcome)
           progress.sent += outcome.sent
           progress.accepted += outcome.accepted
           progress.rejected += outcome.rejected.length

@@ -89,6 +89,25 @@ export const checkElement = (schema: DatasetSchema) => {
 }
 
 /**
+ * Numbers the elements of a source per partition, densely from 0 in reading order: the
+ * `seq` that batching and committing count on. Numbering starts afresh with every run of the
+ * stream (a resumed source starts after its committed position).
+ *
+ * @since 0.1.0
+ */
+export const sequence = <E, R>(self: Stream.Stream<SourceElement, E, R>): Stream.Stream<Sequenced, E, R> =>
+  Stream.suspend(() => {
+    const next = new Map<string, number>()
+    return Stream.mapChunks(self, (chunk) =>
+      Chunk.map(chunk, (element): Sequenced => {
+        const { partition } = element.position
+        const seq = next.get(partition) ?? 0
+        next.set(partition, seq + 1)
+        return { seq, element }
+      }))
+  })
+
+/**
  * Checks every element of a stream against `schema`.
  *
  * @since 0.1.0

@@ -8,12 +8,13 @@ import { Cause, Chunk, Context, Effect, Exit, Fiber, Layer, Redacted, Schedule, 
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
+import { commit } from "../../src/pipeline/commit.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
-import { idempotencyKey } from "../../src/pipeline/deliver.js"
+import { deliverUnits, idempotencyKey } from "../../src/pipeline/deliver.js"
 import { events, fetchSchema, run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
-import { validate, type Checked } from "../../src/pipeline/validate.js"
+import { sequence, validate, type Checked } from "../../src/pipeline/validate.js"
 import { json, scriptedServer, type Answer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
 
@@ -25,6 +26,13 @@ const writeLines = (name: string, lines: ReadonlyArray<string>) => {
 }
 
 const quick = { poll: { initial: "5 millis", max: "50 millis" }, commitInterval: "10 millis", batch: { linger: "20 millis" } } as const
+
+/** A good record, one with a wrong type, one that is not JSON. */
+const firstThreeLines = [
+  "{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}",
+  "{\"id\":\"b\",\"amount\":\"2\",\"at\":\"2026-11-01\"}",
+  "{\"id\":\"c\",\"amount\":3"
+]
 
 /** A client whose pool lives as long as the test. */
 const standaloneClient = (baseUrl: string, retry?: ClientConfig["retry"]) =>
@@ -71,9 +79,7 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
     Effect.gen(function*() {
       const { client, datasetId } = yield* v2Dataset()
       const lines = [
-        "{\"id\":\"a\",\"amount\":1,\"at\":\"2026-11-01\"}", // 1
-        "{\"id\":\"b\",\"amount\":\"2\",\"at\":\"2026-11-01\"}", // 2 wrong type
-        "{\"id\":\"c\",\"amount\":3", // 3 malformed JSON
+        ...firstThreeLines, // 1 good, 2 wrong type, 3 malformed JSON
         "", // 4 blank: skipped
         "{\"amount\":4,\"at\":\"2026-11-01\"}", // 5 missing key column
         `{"id":"e","amount":5,"at":"2026-11-01","note":"${"x".repeat(300)}"}`, // 6 over-long
@@ -101,6 +107,45 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       expect(rows.map((r) => r.id).sort()).toEqual(["a", "g"])
       const checkpoint = yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)
       expect(checkpoint.positions["0"]?.offset).toBe(10)
+    }))
+
+  it.effect("the stages compose by hand: sequence, validate, batch, deliverUnits, writeLetters, commit", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const lines = [
+        ...firstThreeLines, // 1 good, 2 wrong type, 3 malformed JSON
+        ...["d", "e", "f", "g", "h"].map((id, i) => `{"id":"${id}","amount":${i},"at":"2026-11-01"}`) // 4-8
+      ]
+      const path = writeLines("composed.ndjson", lines)
+      const source = Ndjson.fromFile(path)
+      const checkpoint = yield* Checkpoint.file(`${path}.checkpoint.json`)
+      const deadLetters = yield* DeadLetter.memory
+      const composed = Effect.gen(function*() {
+        const loaded = yield* checkpoint.load
+        return yield* source.elements(loaded.positions).pipe(
+          sequence,
+          validate({ columns: ordersSchema, primaryKey: ["id"] }),
+          batch({ max: 2, maxBytes: 1_000_000, linger: "1 hour", checkpoint, recordedCuts: loaded.cuts }),
+          deliverUnits({ exchanges: client.exchanges, destination: { datasetId }, sourceName: source.name, concurrency: 3 }),
+          DeadLetter.writeLetters(deadLetters),
+          commit(checkpoint),
+          Stream.runCollect,
+          Effect.map((positions) => Chunk.toReadonlyArray(positions).map((p) => p.offset))
+        )
+      }).pipe(Effect.provide(NodeContext.layer))
+
+      const committed = yield* composed
+      // Committed positions only move forward, and end at the last line.
+      expect(committed).toEqual([...committed].sort((x, y) => x - y))
+      expect(committed.at(-1)).toBe(8)
+      expect((yield* storedRows(client, datasetId)).map((r) => r.id).sort()).toEqual(["a", "d", "e", "f", "g", "h"])
+      expect((yield* deadLetters.letters).map((l) => [l.position.offset, l.reason.code]).sort()).toEqual([
+        [2, "invalid_type"],
+        [3, "invalid_json"]
+      ])
+      expect((yield* checkpoint.load).positions["0"]?.offset).toBe(8)
+      // A second pass from the checkpoint reads nothing.
+      expect(yield* composed).toEqual([])
     }))
 
   it.effect("a second run of the same file after completion sends nothing", () =>

@@ -1,10 +1,10 @@
 /**
  * The HTTP transport of the client: undici with keep-alive, and a time limit on every attempt.
  *
- * The limit is undici's own (headers and body timeouts), set on each request by a dispatcher
- * interceptor, so that an attempt costs no extra fibers or timers: a hung service shows up as
- * a transport error (a `RequestError` with reason `Transport`, or an `ExchangeError`), which
- * the retry policy retries.
+ * The limit is undici's own (headers and body timeouts, the agent's defaults), so that an
+ * attempt costs no extra fibers or timers: a hung service shows up as a transport error (a
+ * `RequestError` with reason `Transport`, or an `ExchangeError`), which the retry policy
+ * retries.
  * undici checks these limits on a coarse clock (about every half second), which suits
  * limits of seconds.
  *

@@ -317,17 +317,6 @@ const combine = (parts: ReadonlyArray<Delivered>): Delivered => ({
 })
 
 /**
- * The dead letters of a delivered batch: those read inside it, then those the service refused
- * or rejected.
- *
- * @since 0.1.0
- */
-export const lettersOf = (batch: Batch, outcome: Delivered): ReadonlyArray<DeadLetter> =>
-  outcome.refused.length + outcome.rejected.length === 0
-    ? batch.deadLetters
-    : [...batch.deadLetters, ...outcome.refused, ...outcome.rejected]
-
-/**
  * A unit after delivery: the elements it covered, its dead letters (to be written before it
  * is committed) and, for a batch, what the service did with it.
  *
@@ -343,6 +332,37 @@ export interface DeliveredUnit {
   /** Undefined for a lone dead letter. */
   readonly outcome: Delivered | undefined
 }
+
+/**
+ * A delivered batch as a `DeliveredUnit`: its letters are those read inside it, then those the
+ * service refused or rejected.
+ *
+ * @since 0.1.0
+ */
+export const deliveredBatch = (batch: Batch, outcome: Delivered): DeliveredUnit => ({
+  partition: batch.partition,
+  fromSeq: batch.fromSeq,
+  toSeq: batch.toSeq,
+  lastPosition: batch.lastPosition,
+  letters: outcome.refused.length + outcome.rejected.length === 0
+    ? batch.deadLetters
+    : [...batch.deadLetters, ...outcome.refused, ...outcome.rejected],
+  outcome
+})
+
+/**
+ * A dead letter read outside any batch as a `DeliveredUnit`: there is nothing to send.
+ *
+ * @since 0.1.0
+ */
+export const deliveredLetter = ({ letter, seq }: Extract<Unit, { _tag: "Dead" }>): DeliveredUnit => ({
+  partition: letter.position.partition,
+  fromSeq: seq,
+  toSeq: seq,
+  lastPosition: letter.position,
+  letters: [letter],
+  outcome: undefined
+})
 
 /**
  * `send` and `track` as a stream stage: delivers each unit of `batch`, at most `concurrency`
@@ -364,26 +384,12 @@ export const deliverUnits: {
   ): Stream.Stream<DeliveredUnit, E | DeliveryError, R>
 } = dual(2, <E, R>(self: Stream.Stream<Unit, E, R>, options: DeliveryOptions & { readonly concurrency?: number | undefined }) => {
   const deliverBatch = makeDeliver(options)
-  return Stream.mapEffect(self, (unit): Effect.Effect<DeliveredUnit, DeliveryError> => {
-    if (unit._tag === "Dead") {
-      const { letter, seq } = unit
-      return Effect.succeed({
-        partition: letter.position.partition,
-        fromSeq: seq,
-        toSeq: seq,
-        lastPosition: letter.position,
-        letters: [letter],
-        outcome: undefined
-      })
-    }
-    const { batch } = unit
-    return Effect.map(deliverBatch(batch), (outcome) => ({
-      partition: batch.partition,
-      fromSeq: batch.fromSeq,
-      toSeq: batch.toSeq,
-      lastPosition: batch.lastPosition,
-      letters: lettersOf(batch, outcome),
-      outcome
-    }))
-  }, { concurrency: options.concurrency ?? 4, unordered: true })
+  return Stream.mapEffect(
+    self,
+    (unit): Effect.Effect<DeliveredUnit, DeliveryError> =>
+      unit._tag === "Dead"
+        ? Effect.succeed(deliveredLetter(unit))
+        : Effect.map(deliverBatch(unit.batch), (outcome) => deliveredBatch(unit.batch, outcome)),
+    { concurrency: options.concurrency ?? 4, unordered: true }
+  )
 })

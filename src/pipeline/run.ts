@@ -15,7 +15,7 @@ import { type Batch, type Batcher, type BatchRecord, lingerCheckMillis, makeBatc
 import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
-import { DeliveryError, type Destination, lettersOf, makeDeliver } from "./deliver.js"
+import { type DeliveredUnit, deliveredBatch, deliveredLetter, DeliveryError, type Destination, makeDeliver } from "./deliver.js"
 import { emptyProgress, type PipelineEvent, type Progress } from "./events.js"
 import type { Position, Source } from "./Source.js"
 import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
@@ -140,10 +140,10 @@ export const run = <E, R>(
       )
     )
 
-    const delivered = (partition: string, fromSeq: number, toSeq: number, lastPosition: Position) =>
+    const delivered = (done: DeliveredUnit) =>
       Effect.sync(() => {
-        const position = tracker.delivered(partition, fromSeq, toSeq, lastPosition)
-        if (position !== undefined) toCommit.set(partition, position)
+        const position = tracker.delivered(done.partition, done.fromSeq, done.toSeq, done.lastPosition)
+        if (position !== undefined) toCommit.set(done.partition, position)
       })
 
     const writeDeadLetters = (letters: ReadonlyArray<DeadLetter>) =>
@@ -189,11 +189,11 @@ export const run = <E, R>(
           Effect.tapBoth(deliverBatch(b), { onFailure: () => landed, onSuccess: () => landed })
         )
         return Effect.flatMap(sending, (outcome) => {
-          const letters = lettersOf(b, outcome)
+          const done = deliveredBatch(b, outcome)
           progress.sent += outcome.sent
           progress.accepted += outcome.accepted
           progress.rejected += outcome.rejected.length
-          return writeDeadLetters(letters).pipe(
+          return writeDeadLetters(done.letters).pipe(
             Effect.zipRight(emit({
               _tag: "BatchDone",
               partition,
@@ -203,7 +203,7 @@ export const run = <E, R>(
               accepted: outcome.accepted,
               rejected: outcome.rejected.length
             })),
-            Effect.zipRight(delivered(partition, b.fromSeq, b.toSeq, b.lastPosition)),
+            Effect.zipRight(delivered(done)),
             Effect.zipRight(letGo(b))
           )
         })
@@ -212,10 +212,10 @@ export const run = <E, R>(
     const handleUnit = (unit: Unit): Effect.Effect<void, PipelineError> =>
       unit._tag === "Batch"
         ? handleBatch(unit.batch)
-        : Effect.zipRight(
-          writeDeadLetters([unit.letter]),
-          delivered(unit.letter.position.partition, unit.seq, unit.seq, unit.letter.position)
-        )
+        : Effect.suspend(() => {
+          const done = deliveredLetter(unit)
+          return Effect.zipRight(writeDeadLetters(done.letters), delivered(done))
+        })
 
     // Numbering, the read clock, validation and the counters in one pass over each chunk.
     const check = checkElement(schema)

@@ -34,6 +34,13 @@ const firstThreeLines = [
   "{\"id\":\"c\",\"amount\":3"
 ]
 
+/** An order record at `offset` of partition "0". */
+const orderAt = (offset: number, id: string): SourceElement => ({
+  _tag: "Record",
+  position: { partition: "0", offset },
+  value: { id, amount: offset, at: "2026-11-01" }
+})
+
 /** A client whose pool lives as long as the test. */
 const standaloneClient = (baseUrl: string, retry?: ClientConfig["retry"]) =>
   Effect.map(Layer.build(TributaryClient.layer({ baseUrl, apiKey: Redacted.make("k"), retry })), Context.get(TributaryClient))
@@ -321,13 +328,7 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       const endless: Source = {
         name: "endless",
         elements: () =>
-          Stream.iterate(1, (n) => n + 1).pipe(
-            Stream.map((n): SourceElement => ({
-              _tag: "Record",
-              position: { partition: "0", offset: n },
-              value: { id: `e${n % 500}`, amount: n, at: "2026-11-01" }
-            }))
-          )
+          Stream.iterate(1, (n) => n + 1).pipe(Stream.map((n) => orderAt(n, `e${n % 500}`)))
       }
       const memory = yield* Checkpoint.memory()
       const error = yield* Effect.flip(run(client, {
@@ -348,11 +349,7 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
         name: "quiet",
         elements: () =>
           Stream.concat(
-            Stream.fromIterable([1, 2, 3].map((n): SourceElement => ({
-              _tag: "Record",
-              position: { partition: "0", offset: n },
-              value: { id: `q${n}`, amount: n, at: "2026-11-01" }
-            }))),
+            Stream.fromIterable([1, 2, 3].map((n) => orderAt(n, `q${n}`))),
             Stream.never
           )
       }

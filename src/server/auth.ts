@@ -1,12 +1,13 @@
 /**
- * Keys and permissions: resolving `x-api-key`, role checks, organization visibility.
+ * Keys and roles: resolving `x-api-key`, role checks.
  *
  * @since 0.1.0
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { ApiKeyAuth, type Principal, type Role } from "../api/security.js"
+import { Forbidden, toWireError } from "./errors.js"
 import { failWith } from "./request.js"
-import { Store, type Permissions } from "./store/Store.js"
+import { Store } from "./store/Store.js"
 
 /**
  * Resolves `x-api-key` to its principal; a missing or unknown key is 401.
@@ -24,11 +25,15 @@ export const ApiKeyAuthLive = Layer.effect(
         if (apiKey === "") {
           return failWith("Unauthorized", { code: "unauthorized", message: "the x-api-key header is missing" })
         }
-        return Effect.flatMap(store.principalByKey(apiKey), (principal) =>
-          Option.match(principal, {
+        return store.principalByKey(apiKey).pipe(
+          // The middleware may only fail with 401; a store that cannot answer is a 503 all the
+          // same: the wire error travels as a defect that the error-envelope middleware sends.
+          Effect.catchTag("StoreError", (error) => Effect.flatMap(Effect.flip(toWireError(error)), Effect.die)),
+          Effect.flatMap(Option.match({
             onNone: () => failWith("Unauthorized", { code: "unauthorized", message: "the API key is not valid" }),
             onSome: Effect.succeed
           }))
+        )
       }
     }))
 )
@@ -36,40 +41,11 @@ export const ApiKeyAuthLive = Layer.effect(
 const rank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2 }
 
 /**
- * 403 unless the principal's role is at least `minimum`.
+ * Fails with `Forbidden` unless the principal's role is at least `minimum`.
  *
  * @since 0.1.0
  */
-export const requireRole = (principal: Principal, minimum: Role, action: string) =>
+export const requireRole = (principal: Principal, minimum: Role, action: string): Effect.Effect<void, Forbidden> =>
   rank[principal.role] >= rank[minimum]
     ? Effect.void
-    : failWith("Forbidden", {
-      code: "forbidden",
-      message: `a ${principal.role} key may not ${action}; it needs the ${minimum} role or higher`
-    })
-
-/**
- * Whether a principal may see a resource: it must be in the principal's organization, and
- * its permissions must admit the principal (admins and the creator always pass).
- *
- * @since 0.1.0
- */
-export const canSee = (
-  principal: Principal,
-  resource: {
-    readonly organizationId: number
-    readonly permissions: Permissions
-    readonly createdBy: { readonly id: number }
-  }
-): boolean => {
-  if (resource.organizationId !== principal.organizationId) return false
-  if (principal.role === "admin" || resource.createdBy.id === principal.userId) return true
-  switch (resource.permissions.accessLevel) {
-    case "everyone":
-      return true
-    case "private":
-      return false
-    case "selectedUsers":
-      return resource.permissions.accessList?.some((user) => user.id === principal.userId) ?? false
-  }
-}
+    : Effect.fail(new Forbidden({ role: principal.role, needed: minimum, action }))

@@ -1,8 +1,9 @@
 /**
- * Timestamps in the API's text form.
+ * Timestamps in the API's text form, from Effect's `Clock` (so tests can move time).
  *
  * @since 0.1.0
  */
+import { Clock, Effect } from "effect"
 
 /**
  * ISO 8601 UTC with six fractional digits and a trailing `Z`
@@ -11,4 +12,19 @@
  *
  * @since 0.1.0
  */
-export const isoTimestamp = (date: Date = new Date()): string => `${date.toISOString().slice(0, 23)}000Z`
+export const isoTimestamp = (millis: number): string => `${new Date(millis).toISOString().slice(0, 23)}000Z`
+
+/**
+ * The current time as an API timestamp.
+ *
+ * @since 0.1.0
+ */
+export const now: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, isoTimestamp)
+
+/**
+ * Milliseconds since an API timestamp.
+ *
+ * @since 0.1.0
+ */
+export const millisSince = (timestamp: string): Effect.Effect<number> =>
+  Effect.map(Clock.currentTimeMillis, (millis) => Math.max(0, millis - Date.parse(timestamp)))

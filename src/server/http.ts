@@ -23,14 +23,15 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Layer, Option } from "effect"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { statusOf, type WireError } from "../api/errors.js"
 import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
-import { formatPath, type Seed } from "./seed.js"
+import { applySeed, formatPath, type Seed } from "./seed.js"
 import { CurrentRequestId, failWith, newRequestId } from "./request.js"
 import { type FaultSpec, makeInjector } from "./faults.js"
-import { Idempotency } from "./idempotency.js"
-import { IngestionWorkerLive } from "./services/ingestions.js"
+import { defaultWorkerOptions, type WorkerOptions, workersLayer } from "./services/ingestions.js"
 import * as MemoryStore from "./store/memory.js"
+import type { Store, StoreError } from "./store/Store.js"
 import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from "./v1.js"
 import { V2AuthLive } from "./v2/auth.js"
 import { V2DataSourcesLive } from "./v2/dataSources.js"
@@ -50,6 +51,10 @@ export interface ServerOptions {
   readonly maxBodyBytes: number
   /** Faults to inject into API requests (see `faults.ts`); `max-body` overrides `maxBodyBytes`. */
   readonly faults?: FaultSpec | undefined
+  /** Where everything is kept: the memory store unless given (e.g. `SqlStore.layer`). */
+  readonly store?: Layer.Layer<Store, StoreError> | undefined
+  /** Ingestion workers of this process. */
+  readonly workers?: WorkerOptions | undefined
 }
 
 /** 10 MB, the documented default body limit. @since 0.1.0 */
@@ -79,6 +84,10 @@ const badRequestFromDecode = (error: HttpApiDecodeError, url: string) => {
 const isRequestError = (u: unknown): u is { readonly _tag: "RequestError"; readonly cause?: unknown } =>
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "RequestError"
 
+const isWireError = (u: unknown): u is WireError =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag as string in statusOf &&
+  (u as { status?: unknown }).status === "error"
+
 const causeMessage = (u: { readonly cause?: unknown }) => u.cause instanceof Error ? u.cause.message : String(u.cause)
 
 /** Maps what HttpApi leaves unshaped into declared wire errors; declared errors pass as they are. */
@@ -96,6 +105,8 @@ const toWireError = (cause: Cause.Cause<unknown>, url: string): Effect.Effect<ne
     }
   }
   const defect = Cause.dieOption(cause)
+  // A wire error raised where only a narrower one may be declared (the key check's 503).
+  if (Option.isSome(defect) && isWireError(defect.value)) return Effect.fail(defect.value)
   if (Option.isSome(defect) && isRequestError(defect.value)) {
     // The body could not be read: over the size limit, or not JSON.
     return causeMessage(defect.value) === "maxBytes exceeded"
@@ -190,7 +201,7 @@ const docsPage = Layer.unwrapEffect(
  * @since 0.1.0
  * @category layers
  */
-export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | "faults">) =>
+export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | "faults" | "workers">) =>
   Layer.mergeAll(
     docsPage,
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
@@ -199,9 +210,8 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
     Layer.provideMerge(HttpApiBuilder.api(ServedApi)),
     Layer.provide(handlers),
     Layer.provide(ApiKeyAuthLive),
-    Layer.provide(IngestionWorkerLive),
-    Layer.provide(Idempotency.layer),
-    Layer.provide(MemoryStore.layer(options.seed))
+    // Seeded before the workers start and before the first request is served.
+    Layer.provide(Layer.merge(workersLayer(options.workers ?? defaultWorkerOptions), Layer.effectDiscard(applySeed(options.seed)))),
   )
 
 /**
@@ -211,11 +221,12 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer, ServeError> =>
+export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer, ServeError | StoreError> =>
   HttpApiBuilder.serve(withRequestId).pipe(
     // No per-request tracing spans: nothing here reads them.
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(apiLayer(options)),
+    Layer.provide(options.store ?? MemoryStore.layer),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: options.host, port: options.port }))
   )
 

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { Role } from "../api/security.js"
+import { Store, type StoreError } from "./store/Store.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 
@@ -117,3 +118,21 @@ export const defaultSeed = (apiKey: string): Seed => ({
     }
   ]
 })
+
+/**
+ * Puts the seed's organizations, accounts, users and keys into the store. Idempotent: a
+ * store that already holds them is left as it is, with the same ids.
+ *
+ * @since 0.1.0
+ */
+export const applySeed = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
+  Effect.flatMap(Store, (store) =>
+    Effect.forEach(seed.organizations, (org) =>
+      Effect.gen(function*() {
+        const organization = yield* store.ensureOrganization(org.name)
+        for (const account of org.accounts) yield* store.ensureAccount(organization.id, account)
+        for (const { apiKeys, ...user } of org.users) {
+          const { id } = yield* store.ensureUser(organization.id, user)
+          for (const key of apiKeys) yield* store.ensureApiKey(key, id)
+        }
+      }), { discard: true }))

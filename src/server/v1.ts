@@ -8,13 +8,14 @@ import { Effect } from "effect"
 import { TributaryApi } from "../api/index.js"
 import { CurrentPrincipal } from "../api/security.js"
 import { timezones } from "../timezones.js"
+import { present } from "./errors.js"
 import { idempotent } from "./idempotency.js"
 import { respond } from "./request.js"
 import { listAccounts } from "./services/accounts.js"
 import { createDataSource, deleteDataSource, listDataSourcesOfAccount } from "./services/dataSources.js"
 import { createDataset, deleteDataset, listDatasetsOfDataSource, purgeDataset } from "./services/datasets.js"
 import { getIngestion, ingest, listIngestions } from "./services/ingestions.js"
-import { Store, type DataSource, type Dataset, type Ingestion } from "./store/Store.js"
+import { type DataSource, type Dataset, type DatasetStats, type Ingestion, statsOf } from "./store/Store.js"
 
 const dataSourceV1 = (d: DataSource) => ({
   id: d.id,
@@ -41,7 +42,7 @@ const statusV1 = (ingestion: Ingestion) =>
 
 const bytesPerMegabyte = 1024 * 1024
 
-const ingestionDetailV1 = (ingestion: Ingestion, current: { columnCount: number; rowCount: number; size: number }) => {
+const ingestionDetailV1 = (ingestion: Ingestion, current: DatasetStats) => {
   const stats = ingestion.datasetStats ?? current
   const status = statusV1(ingestion)
   const failure = ingestion.status === "purged"
@@ -86,13 +87,15 @@ export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (
           respond("success", {
             accounts: accounts.map((a) => ({ id: a.id, name: a.name, accountType: a.accountType }))
           })
-        )
+        ),
+        present
       ))
     .handle("listTimezones", () => respond("success", { timezones: timezones() }))
     .handle("listDataSources", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => listDataSourcesOfAccount(principal, path.accountId)),
-        Effect.flatMap((dataSources) => respond("success", { dataSources: dataSources.map(dataSourceV1) }))
+        Effect.flatMap((dataSources) => respond("success", { dataSources: dataSources.map(dataSourceV1) })),
+        present
       )))
 
 /** @since 0.1.0 */
@@ -105,20 +108,24 @@ export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSourc
         ),
         Effect.flatMap((d) =>
           respond("processing", { id: d.id, title: d.name, created: d.createdAt, timezone: d.timezone, key: d.key })
-        )
+        ),
+        present
       ))
     .handle("deleteDataSource", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => deleteDataSource(principal, path.dataSourceId)),
-        Effect.flatMap((d) =>
-          respond("success", { message: `Data source ${d.id} and all its datasets were deleted` })
-        )
+        Effect.flatMap((d) => respond("success", { message: `Data source ${d.id} and all its datasets were deleted` })),
+        present
       ))
     .handle("listDatasets", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => listDatasetsOfDataSource(principal, path.dataSourceId)),
-        Effect.flatMap((datasets) => respond("success", { datasets: datasets.map(datasetV1) }))
+        Effect.flatMap((datasets) => respond("success", { datasets: datasets.map(datasetV1) })),
+        present
       )))
+
+/** v1 ingestion lists: pages from 1, 100 ingestions by default. */
+const v1IngestionPages = { defaultSize: 100, max: Number.MAX_SAFE_INTEGER, first: 1 }
 
 /** @since 0.1.0 */
 export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (handlers) =>
@@ -130,20 +137,24 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
             dataSourceId: payload.dataSourceId,
             name: payload.title ?? "",
             primaryKey: payload.primaryKeys ?? [],
-            schema: []
+            schema: [],
+            primaryKeyField: "primaryKeys"
           })
         ),
-        Effect.flatMap((d) => respond("success", { id: d.id, title: d.name, created: d.createdAt }))
+        Effect.flatMap((d) => respond("success", { id: d.id, title: d.name, created: d.createdAt })),
+        present
       ))
     .handle("deleteDataset", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => deleteDataset(principal, path.datasetId)),
-        Effect.flatMap((d) => respond("success", { message: `Dataset ${d.id} and its data were deleted` }))
+        Effect.flatMap((d) => respond("success", { message: `Dataset ${d.id} and its data were deleted` })),
+        present
       ))
     .handle("purgeDataset", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => purgeDataset(principal, path.datasetId)),
-        Effect.flatMap((d) => respond("success", { message: `All rows of dataset ${d.id} were removed` }))
+        Effect.flatMap((d) => respond("success", { message: `All rows of dataset ${d.id} were removed` })),
+        present
       ))
     .handle("ingest", ({ headers, path, payload }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
@@ -159,26 +170,24 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
               })
             )
           )
-        )))
+        )).pipe(present))
     .handle("listIngestions", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => listIngestions(principal, path.datasetId)),
-        Effect.flatMap((ingestions) => {
-          const page = urlParams.page ?? 1
-          const pageSize = urlParams.pageSize ?? 100
-          const items = ingestions.slice((page - 1) * pageSize, page * pageSize)
-          return respond("success", {
-            ingestions: items.map((i) => ({ ingestionId: i.id, timestamp: i.initiatedAt, status: statusV1(i) })),
-            pagination: { page, pageSize, totalItems: ingestions.length }
+        Effect.flatMap((principal) => listIngestions(principal, path.datasetId, urlParams, v1IngestionPages)),
+        Effect.flatMap(({ found, page, pageSize }) =>
+          respond("success", {
+            ingestions: found.items.map((i) => ({ ingestionId: i.id, timestamp: i.initiatedAt, status: statusV1(i) })),
+            pagination: { page, pageSize, totalItems: found.totalItems }
           })
-        })
+        ),
+        present
       ))
     .handle("getIngestion", ({ path }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const ingestion = yield* getIngestion(principal, path.datasetId, path.ingestionId)
-        const store = yield* Store
-        const current = yield* store.datasetStats(ingestion.datasetId)
-        const { status, ...detail } = ingestionDetailV1(ingestion, current)
-        return yield* respond(status, detail)
-      })))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((principal) => getIngestion(principal, path.datasetId, path.ingestionId)),
+        Effect.flatMap(({ dataset, ingestion }) => {
+          const { status, ...detail } = ingestionDetailV1(ingestion, statsOf(dataset))
+          return respond(status, detail)
+        }),
+        present
+      )))

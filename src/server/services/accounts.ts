@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
-import { notFound } from "../request.js"
+import { NotFound } from "../errors.js"
 import { Store } from "../store/Store.js"
 
 /**
@@ -17,7 +17,7 @@ export const listAccounts = (principal: Principal) => Effect.flatMap(Store, (sto
 
 /**
  * The account `accountId` (or the key's default account) if the principal's organization
- * holds it; 404 otherwise, so other organizations' ids reveal nothing.
+ * holds it; `NotFound` otherwise, so other organizations' ids reveal nothing.
  *
  * @since 0.1.0
  */
@@ -26,6 +26,6 @@ export const visibleAccount = (principal: Principal, accountId: number = princip
     Effect.flatMap((account) =>
       Option.isSome(account) && account.value.organizationId === principal.organizationId
         ? Effect.succeed(account.value)
-        : notFound("Account", accountId)
+        : Effect.fail(new NotFound({ resource: "Account", id: accountId }))
     )
   )

@@ -1,14 +1,16 @@
 /**
- * Data sources: create, read, delete (with everything in them).
+ * Data sources: create, read, list, change, purge, delete (with everything in them).
  *
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { isTimezone } from "../../timezones.js"
-import { canSee, requireRole } from "../auth.js"
-import { invalidInput, notFound } from "../request.js"
-import { defaultPermissions, Store, type StoreService } from "../store/Store.js"
+import { requireRole } from "../auth.js"
+import { InvalidField, NotFound } from "../errors.js"
+import { type PageRequest, sliceOf } from "../paging.js"
+import { type DataSource, type DataSourcePatch, defaultPermissions, type ListSortField, type SortOrder, Store } from "../store/Store.js"
+import { canSee } from "../visibility.js"
 import { visibleAccount } from "./accounts.js"
 
 /** @since 0.1.0 */
@@ -19,6 +21,16 @@ export interface CreateDataSource {
   readonly integrationKey?: string | undefined
 }
 
+const checkTimezone = (timezone: string) =>
+  isTimezone(timezone)
+    ? Effect.succeed(timezone)
+    : Effect.fail(
+      new InvalidField({
+        field: "timezone",
+        message: `Invalid timezone value "${timezone}": expected an IANA time zone such as Europe/Berlin or UTC`
+      })
+    )
+
 /**
  * Creates an ingestion data source in the given (or the key's) account; editors and admins only.
  *
@@ -28,10 +40,7 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
   Effect.gen(function*() {
     const account = yield* visibleAccount(principal, input.accountId)
     yield* requireRole(principal, "editor", "create data sources")
-    const timezone = input.timezone ?? "UTC"
-    if (!isTimezone(timezone)) {
-      return yield* invalidInput("timezone", `Invalid timezone value "${timezone}": expected an IANA time zone such as Europe/Berlin or UTC`)
-    }
+    const timezone = yield* checkTimezone(input.timezone ?? "UTC")
     const store = yield* Store
     return yield* store.createDataSource({
       organizationId: principal.organizationId,
@@ -46,7 +55,7 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
   })
 
 /**
- * The data source `id` if the principal's organization holds it; 404 otherwise.
+ * The data source `id` if the principal may see it; `NotFound` otherwise.
  *
  * @since 0.1.0
  */
@@ -55,12 +64,20 @@ export const visibleDataSource = (principal: Principal, id: number) =>
     Effect.flatMap((dataSource) =>
       Option.isSome(dataSource) && canSee(principal, dataSource.value)
         ? Effect.succeed(dataSource.value)
-        : notFound("Data source", id)
+        : Effect.fail(new NotFound({ resource: "Data source", id }))
     )
   )
 
 /**
- * The data sources of an account.
+ * A visible data source the principal may change: `NotFound`, then `Forbidden`.
+ *
+ * @since 0.1.0
+ */
+export const editableDataSource = (principal: Principal, id: number) =>
+  Effect.tap(visibleDataSource(principal, id), () => requireRole(principal, "editor", "change data sources"))
+
+/**
+ * The data sources of an account that the principal may see (v1: every one, in one list).
  *
  * @since 0.1.0
  */
@@ -68,7 +85,33 @@ export const listDataSourcesOfAccount = (principal: Principal, accountId: number
   Effect.gen(function*() {
     const account = yield* visibleAccount(principal, accountId)
     const store = yield* Store
-    return yield* store.dataSourcesOfAccount(account.id)
+    const page = yield* store.listDataSources({ viewer: principal, accountId: account.id, offset: 0, limit: Number.MAX_SAFE_INTEGER })
+    return page.items
+  })
+
+/** @since 0.1.0 */
+export interface ListParams extends PageRequest {
+  readonly search?: string | undefined
+  readonly sortBy?: ListSortField | undefined
+  readonly sortOrder?: SortOrder | undefined
+}
+
+/**
+ * A page of the data sources of the principal's organization that the principal may see.
+ *
+ * @since 0.1.0
+ */
+export const listDataSources = (principal: Principal, params: ListParams) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const { page, pageSize, slice } = sliceOf(params)
+    const found = yield* store.listDataSources({
+      viewer: principal,
+      search: params.search,
+      sort: params.sortBy === undefined ? undefined : { by: params.sortBy, order: params.sortOrder ?? "asc" },
+      ...slice
+    })
+    return { page, pageSize, found }
   })
 
 /**
@@ -85,34 +128,42 @@ export const deleteDataSource = (principal: Principal, id: number) =>
     return dataSource
   })
 
-/**
- * The data sources of the principal's organization that the principal may see.
- *
- * @since 0.1.0
- */
-export const listVisibleDataSources = (principal: Principal) =>
-  Effect.flatMap(Store, (store) => store.dataSourcesOfOrganization(principal.organizationId)).pipe(
-    Effect.map((dataSources) => dataSources.filter((d) => canSee(principal, d)))
-  )
+const changed = (id: number) =>
+  Effect.flatMap(Option.match({
+    onNone: () => Effect.fail(new NotFound({ resource: "Data source", id })),
+    onSome: (dataSource: DataSource) => Effect.succeed(dataSource)
+  }))
 
 /**
  * Changes a data source's settings; editors and admins only.
  *
  * @since 0.1.0
  */
-export const updateDataSource = (
-  principal: Principal,
-  id: number,
-  patch: Parameters<StoreService["updateDataSource"]>[1]
-) =>
+export const updateDataSource = (principal: Principal, id: number, patch: DataSourcePatch) =>
   Effect.gen(function*() {
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "change data sources")
-    if (patch.timezone !== undefined && !isTimezone(patch.timezone)) {
-      return yield* invalidInput("timezone", `Invalid timezone value "${patch.timezone}"`)
-    }
+    if (patch.timezone !== undefined) yield* checkTimezone(patch.timezone)
     const store = yield* Store
-    return yield* store.updateDataSource(dataSource.id, patch)
+    return yield* store.updateDataSource(dataSource.id, patch).pipe(changed(id))
+  })
+
+/**
+ * Sets a data source's time zone; optionally its datasets' too, and optionally purges them.
+ *
+ * @since 0.1.0
+ */
+export const setDataSourceTimezone = (
+  principal: Principal,
+  id: number,
+  change: { readonly timezone: string; readonly applyToDatasets?: boolean | undefined; readonly purgeData?: boolean | undefined }
+) =>
+  Effect.gen(function*() {
+    const updated = yield* updateDataSource(principal, id, { timezone: change.timezone })
+    const store = yield* Store
+    if (change.applyToDatasets === true) yield* store.updateDatasetsOfDataSource(updated.id, { timezone: change.timezone })
+    if (change.purgeData === true) yield* store.purgeDataSource(updated.id)
+    return updated
   })
 
 /**
@@ -125,7 +176,6 @@ export const purgeDataSource = (principal: Principal, id: number) =>
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "purge data sources")
     const store = yield* Store
-    const datasets = yield* store.datasetsOfDataSource(dataSource.id)
-    yield* Effect.forEach(datasets, (dataset) => store.purgeDataset(dataset.id), { discard: true })
-    return { dataSource, datasets }
+    const datasetCount = yield* store.purgeDataSource(dataSource.id)
+    return { dataSource, datasetCount }
   })

@@ -1,14 +1,25 @@
 /**
- * Datasets: create, read, delete, purge.
+ * Datasets: create, read, list, change, copy, purge, delete; their rows.
  *
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import type { Column } from "../../records.js"
-import { canSee, requireRole } from "../auth.js"
-import { invalidInput, notFound } from "../request.js"
-import { defaultPermissions, emptyMetadata, Store, type StoreService, unverified } from "../store/Store.js"
+import { requireRole } from "../auth.js"
+import { InvalidField, NotFound } from "../errors.js"
+import { type PageRequest, sliceOf } from "../paging.js"
+import {
+  type Dataset,
+  type DatasetPatch,
+  defaultPermissions,
+  emptyMetadata,
+  type SortOrder,
+  Store,
+  unverified
+} from "../store/Store.js"
+import { canSee } from "../visibility.js"
+import type { ListParams } from "./dataSources.js"
 import { visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
@@ -18,7 +29,32 @@ export interface CreateDataset {
   readonly primaryKey: ReadonlyArray<string>
   /** Empty: the first ingestion defines the columns. */
   readonly schema: ReadonlyArray<Column>
+  /** How the request names the primary-key field in errors (`primaryKeys` in v1, `primaryKey` in v2). */
+  readonly primaryKeyField: string
 }
+
+const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
+
+/**
+ * Checks a schema and key: unique column ids, no key column listed twice, and (with a
+ * schema) key columns that are in it.
+ */
+const checkSchema = (input: CreateDataset) =>
+  Effect.gen(function*() {
+    const ids = input.schema.map((c) => c.id)
+    const duplicate = ids.findIndex((id, i) => ids.indexOf(id) !== i)
+    if (duplicate >= 0) return yield* invalid(`schema[${duplicate}].id`, `column "${ids[duplicate]}" is defined twice`)
+    const key = input.primaryKey
+    const repeated = key.findIndex((column, i) => key.indexOf(column) !== i)
+    if (repeated >= 0) {
+      return yield* invalid(`${input.primaryKeyField}[${repeated}]`, `primary-key column "${key[repeated]}" is listed twice`)
+    }
+    if (input.schema.length === 0) return
+    const unknown = key.findIndex((column) => !ids.includes(column))
+    if (unknown >= 0) {
+      return yield* invalid(`${input.primaryKeyField}[${unknown}]`, `primary-key column "${key[unknown]}" is not in the schema`)
+    }
+  })
 
 /**
  * Creates an empty dataset in a visible data source; editors and admins only.
@@ -28,14 +64,11 @@ export interface CreateDataset {
 export const createDataset = (principal: Principal, input: CreateDataset) =>
   Effect.gen(function*() {
     if (input.dataSourceId === undefined) {
-      return yield* invalidInput("dataSourceId", "dataSourceId is required: a dataset belongs to a data source")
+      return yield* invalid("dataSourceId", "dataSourceId is required: a dataset belongs to a data source")
     }
     const dataSource = yield* visibleDataSource(principal, input.dataSourceId)
     yield* requireRole(principal, "editor", "create datasets")
-    const duplicate = input.primaryKey.find((key, i) => input.primaryKey.indexOf(key) !== i)
-    if (duplicate !== undefined) {
-      return yield* invalidInput("primaryKeys", `primary-key column "${duplicate}" is listed twice`)
-    }
+    yield* checkSchema(input)
     const store = yield* Store
     return yield* store.createDataset({
       organizationId: principal.organizationId,
@@ -54,7 +87,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
   })
 
 /**
- * The dataset `id` if the principal's organization holds it; 404 otherwise.
+ * The dataset `id` if the principal may see it; `NotFound` otherwise.
  *
  * @since 0.1.0
  */
@@ -63,12 +96,20 @@ export const visibleDataset = (principal: Principal, id: string) =>
     Effect.flatMap((dataset) =>
       Option.isSome(dataset) && canSee(principal, dataset.value)
         ? Effect.succeed(dataset.value)
-        : notFound("Dataset", id)
+        : Effect.fail(new NotFound({ resource: "Dataset", id }))
     )
   )
 
 /**
- * The datasets of a visible data source.
+ * A visible dataset the principal may change: `NotFound`, then `Forbidden`.
+ *
+ * @since 0.1.0
+ */
+export const editableDataset = (principal: Principal, id: string, action = "change datasets") =>
+  Effect.tap(visibleDataset(principal, id), () => requireRole(principal, "editor", action))
+
+/**
+ * The datasets of a visible data source that the principal may see (v1: in one list).
  *
  * @since 0.1.0
  */
@@ -76,7 +117,32 @@ export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: num
   Effect.gen(function*() {
     const dataSource = yield* visibleDataSource(principal, dataSourceId)
     const store = yield* Store
-    return yield* store.datasetsOfDataSource(dataSource.id)
+    const page = yield* store.listDatasets({
+      viewer: principal,
+      dataSourceId: dataSource.id,
+      offset: 0,
+      limit: Number.MAX_SAFE_INTEGER
+    })
+    return page.items
+  })
+
+/**
+ * A page of the datasets the principal may see, optionally of one data source.
+ *
+ * @since 0.1.0
+ */
+export const listDatasets = (principal: Principal, params: ListParams & { readonly dataSourceId?: number | undefined }) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const { page, pageSize, slice } = sliceOf(params)
+    const found = yield* store.listDatasets({
+      viewer: principal,
+      dataSourceId: params.dataSourceId,
+      search: params.search,
+      sort: params.sortBy === undefined ? undefined : { by: params.sortBy, order: params.sortOrder ?? "asc" },
+      ...slice
+    })
+    return { page, pageSize, found }
   })
 
 /**
@@ -86,8 +152,7 @@ export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: num
  */
 export const deleteDataset = (principal: Principal, id: string) =>
   Effect.gen(function*() {
-    const dataset = yield* visibleDataset(principal, id)
-    yield* requireRole(principal, "editor", "delete datasets")
+    const dataset = yield* editableDataset(principal, id, "delete datasets")
     const store = yield* Store
     yield* store.deleteDataset(dataset.id)
     return dataset
@@ -100,60 +165,28 @@ export const deleteDataset = (principal: Principal, id: string) =>
  */
 export const purgeDataset = (principal: Principal, id: string) =>
   Effect.gen(function*() {
-    const dataset = yield* visibleDataset(principal, id)
-    yield* requireRole(principal, "editor", "purge datasets")
+    const dataset = yield* editableDataset(principal, id, "purge datasets")
     const store = yield* Store
     yield* store.purgeDataset(dataset.id)
     return dataset
   })
 
-/**
- * The datasets of the principal's organization that the principal may see.
- *
- * @since 0.1.0
- */
-export const listVisibleDatasets = (principal: Principal) =>
-  Effect.flatMap(Store, (store) => store.datasetsOfOrganization(principal.organizationId)).pipe(
-    Effect.map((datasets) => datasets.filter((d) => canSee(principal, d)))
-  )
-
-/**
- * Checks a v2 schema: unique column ids, and primary-key columns that are in it.
- *
- * @since 0.1.0
- */
-export const checkSchema = (schema: ReadonlyArray<Column>, primaryKey: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const ids = schema.map((c) => c.id)
-    const duplicate = ids.findIndex((id, i) => ids.indexOf(id) !== i)
-    if (duplicate >= 0) {
-      return yield* invalidInput(`schema[${duplicate}].id`, `column "${ids[duplicate]}" is defined twice`)
-    }
-    const repeated = primaryKey.findIndex((key, i) => primaryKey.indexOf(key) !== i)
-    if (repeated >= 0) {
-      return yield* invalidInput(`primaryKey[${repeated}]`, `primary-key column "${primaryKey[repeated]}" is listed twice`)
-    }
-    const unknown = primaryKey.findIndex((key) => !ids.includes(key))
-    if (unknown >= 0) {
-      return yield* invalidInput(`primaryKey[${unknown}]`, `primary-key column "${primaryKey[unknown]}" is not in the schema`)
-    }
-  })
+const updated = (id: string) =>
+  Effect.flatMap(Option.match({
+    onNone: () => Effect.fail(new NotFound({ resource: "Dataset", id })),
+    onSome: (dataset: Dataset) => Effect.succeed(dataset)
+  }))
 
 /**
  * Changes a dataset's settings; editors and admins only.
  *
  * @since 0.1.0
  */
-export const updateDataset = (
-  principal: Principal,
-  id: string,
-  patch: Parameters<StoreService["updateDataset"]>[1]
-) =>
+export const updateDataset = (principal: Principal, id: string, patch: DatasetPatch) =>
   Effect.gen(function*() {
-    const dataset = yield* visibleDataset(principal, id)
-    yield* requireRole(principal, "editor", "change datasets")
+    const dataset = yield* editableDataset(principal, id)
     const store = yield* Store
-    return yield* store.updateDataset(dataset.id, patch)
+    return yield* store.updateDataset(dataset.id, patch).pipe(updated(id))
   })
 
 /**
@@ -163,11 +196,41 @@ export const updateDataset = (
  */
 export const duplicateDataset = (principal: Principal, id: string, name: string | undefined) =>
   Effect.gen(function*() {
-    const dataset = yield* visibleDataset(principal, id)
-    yield* requireRole(principal, "editor", "duplicate datasets")
+    const dataset = yield* editableDataset(principal, id, "duplicate datasets")
     const store = yield* Store
     return yield* store.duplicateDataset(dataset.id, name ?? `${dataset.name} (copy)`, {
       id: principal.userId,
       name: principal.userName
+    }).pipe(updated(id))
+  })
+
+/** @since 0.1.0 */
+export interface RowParams extends PageRequest {
+  readonly sortBy?: string | undefined
+  readonly sortOrder?: SortOrder | undefined
+}
+
+/** Rows pages: from 0, 200 rows by default, at most 1000, as on the service's row endpoints. */
+const rowPages = { defaultSize: 200, max: 1000, first: 0 }
+
+/**
+ * A page of a visible dataset's rows, sorted by a column of its schema if asked.
+ *
+ * @since 0.1.0
+ */
+export const datasetRows = (principal: Principal, id: string, params: RowParams) =>
+  Effect.gen(function*() {
+    const dataset = yield* visibleDataset(principal, id)
+    const sortBy = params.sortBy
+    const column = sortBy === undefined ? undefined : dataset.schema.find((c) => c.id === sortBy)
+    if (sortBy !== undefined && column === undefined) {
+      return yield* invalid("sortBy", `column "${sortBy.slice(0, 100)}" is not in the dataset schema`)
+    }
+    const store = yield* Store
+    const { page, pageSize, slice } = sliceOf(params, rowPages)
+    const found = yield* store.rows(dataset.id, {
+      sort: column === undefined ? undefined : { column, order: params.sortOrder ?? "asc" },
+      ...slice
     })
+    return { dataset, page, pageSize, found }
   })

@@ -1,30 +1,23 @@
 /**
- * Ingestion: accept at once, process in a worker fiber, report the outcome.
+ * Ingestion: accept at once, process in worker fibers, report the outcome.
  *
- * A POST only records the ingestion (`queued`) and hands its id to the worker; the
- * worker checks each record against the dataset schema, writes the valid ones
- * (primary-key upsert) and stores the counts and the per-record problems.
+ * A POST only records the ingestion (`queued`) with its records. Workers claim queued
+ * ingestions from the store under a lease (so that with a shared store any server process
+ * finishes what another accepted, even if that one died), check each record against the
+ * dataset schema ({@link decideIngestion}, a pure function) and complete the ingestion: rows
+ * written (primary-key upsert), counts and per-record problems stored, in one store step.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Queue } from "effect"
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import { Cause, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { checkRecord, type Column, type Row } from "../../records.js"
-import { requireRole } from "../auth.js"
-import { notFound } from "../request.js"
-import { Store, type IngestionProblem } from "../store/Store.js"
-import { visibleDataset } from "./datasets.js"
-
-/**
- * The queue of ingestion ids waiting for the worker.
- *
- * @since 0.1.0
- * @category tags
- */
-export class IngestionQueue extends Context.Tag("tributary/server/IngestionQueue")<
-  IngestionQueue,
-  Queue.Queue<string>
->() {}
+import { NotFound } from "../errors.js"
+import { type PageLimits, sliceOf, type PageRequest } from "../paging.js"
+import { type ClaimedIngestion, type Dataset, type IngestionDecision, type IngestionProblem, Store } from "../store/Store.js"
+import { editableDataset, visibleDataset } from "./datasets.js"
 
 /**
  * Accepts records for a dataset: the ingestion is recorded as `queued` and processed later.
@@ -33,32 +26,60 @@ export class IngestionQueue extends Context.Tag("tributary/server/IngestionQueue
  */
 export const ingest = (principal: Principal, datasetId: string, records: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
-    const dataset = yield* visibleDataset(principal, datasetId)
-    yield* requireRole(principal, "editor", "ingest data")
+    const dataset = yield* editableDataset(principal, datasetId, "ingest data")
     const store = yield* Store
-    const queue = yield* IngestionQueue
-    const ingestion = yield* store.createIngestion(
+    return yield* store.createIngestion(
       { datasetId: dataset.id, initiatedBy: { id: principal.userId, name: principal.userName } },
       records
     )
-    yield* Queue.offer(queue, ingestion.id)
-    return ingestion
   })
 
 /**
- * The ingestions of a visible dataset, newest first.
+ * A page of the ingestions of a visible dataset, newest first.
  *
  * @since 0.1.0
  */
-export const listIngestions = (principal: Principal, datasetId: string) =>
+export const listIngestions = (principal: Principal, datasetId: string, params: PageRequest, limits?: PageLimits) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
     const store = yield* Store
-    return yield* store.ingestionsOfDataset(dataset.id)
+    const { page, pageSize, slice } = sliceOf(params, limits)
+    const found = yield* store.listIngestions(dataset.id, slice)
+    return { page, pageSize, found }
   })
 
 /**
- * One ingestion of a visible dataset; 404 when either is unknown.
+ * Figures over the finished ingestions of a visible dataset: mean duration of the successful
+ * ones, the outcome per day, the last success, the success rate.
+ *
+ * @since 0.1.0
+ */
+export const ingestionStatistics = (principal: Principal, datasetId: string) =>
+  Effect.gen(function*() {
+    const dataset = yield* visibleDataset(principal, datasetId)
+    const store = yield* Store
+    const finished = yield* store.finishedIngestions(dataset.id)
+    const successes = finished.filter((i) => i.status === "success")
+    const byDay = new Map<string, Set<string>>()
+    for (const i of finished) {
+      const day = i.initiatedAt.slice(0, 10)
+      byDay.set(day, (byDay.get(day) ?? new Set()).add(i.status))
+    }
+    return {
+      avgSuccessDuration: successes.length === 0
+        ? null
+        : successes.reduce((sum, i) => sum + (i.duration ?? 0), 0) / successes.length,
+      dailyStatistics: [...byDay].sort(([a], [b]) => a.localeCompare(b)).map(([date, statuses]) => ({
+        date,
+        status: statuses.size > 1 ? "partial" : [...statuses][0]!
+      })),
+      lastSuccessfulIngestionAt: successes[0]?.initiatedAt ?? null,
+      successRate: finished.length === 0 ? null : successes.length / finished.length
+    }
+  })
+
+/**
+ * One ingestion of a visible dataset; `NotFound` when either is unknown.
  *
  * @since 0.1.0
  */
@@ -68,92 +89,97 @@ export const getIngestion = (principal: Principal, datasetId: string, ingestionI
     const store = yield* Store
     const ingestion = yield* store.ingestion(ingestionId)
     if (Option.isNone(ingestion) || ingestion.value.datasetId !== dataset.id) {
-      return yield* notFound("Ingestion", ingestionId)
+      return yield* Effect.fail(new NotFound({ resource: "Ingestion", id: ingestionId }))
     }
-    return ingestion.value
+    return { dataset, ingestion: ingestion.value }
   })
 
 /**
- * Processes one queued ingestion. An ingestion whose records are gone (purged) or whose
- * dataset was deleted meanwhile is left as it is or marked `failed`.
+ * Checks an ingestion's records against the dataset: the valid ones become rows, columns
+ * the dataset lacks are added (their type inferred), the others are problems.
  *
  * @since 0.1.0
  */
-export const processIngestion = (ingestionId: string) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const records = yield* store.takePendingRecords(ingestionId)
-    if (Option.isNone(records)) return
-    const ingestion = yield* store.ingestion(ingestionId)
-    if (Option.isNone(ingestion)) return
-    const started = Date.parse(ingestion.value.initiatedAt)
-    const dataset = yield* store.dataset(ingestion.value.datasetId)
-    if (Option.isNone(dataset)) {
-      return yield* store.updateIngestion(ingestionId, {
-        status: "failed",
-        failure: "the dataset was deleted before the ingestion was processed",
-        duration: Date.now() - started
-      })
+export const decideIngestion = (dataset: Dataset, records: ReadonlyArray<unknown>): IngestionDecision => {
+  const { primaryKey } = dataset
+  let schema: ReadonlyArray<Column> = dataset.schema
+  const newColumns: Array<Column> = []
+  const rows: Array<Row> = []
+  const problems: Array<IngestionProblem> = []
+  for (const record of records) {
+    const check = checkRecord(record, { schema, primaryKey, addUnknownColumns: true })
+    if (check._tag === "Invalid") {
+      problems.push({ ...check.problem, record })
+      continue
     }
-    yield* store.updateIngestion(ingestionId, { status: "processing" })
+    if (check.newColumns.length > 0) {
+      newColumns.push(...check.newColumns)
+      schema = [...schema, ...check.newColumns]
+    }
+    rows.push(check.row)
+  }
+  return { newColumns, rows, problems }
+}
 
-    const { primaryKey } = dataset.value
-    let schema: ReadonlyArray<Column> = dataset.value.schema
-    const newColumns: Array<Column> = []
-    const rows: Array<Row> = []
-    const problems: Array<IngestionProblem> = []
-    for (const record of records.value) {
-      const check = checkRecord(record, { schema, primaryKey, addUnknownColumns: true })
-      if (check._tag === "Invalid") {
-        problems.push({ ...check.problem, record })
-        continue
-      }
-      if (check.newColumns.length > 0) {
-        newColumns.push(...check.newColumns)
-        schema = [...schema, ...check.newColumns]
-      }
-      rows.push(check.row)
-    }
-    const applied = yield* store.applyRows(dataset.value.id, newColumns, rows)
-    yield* store.updateIngestion(ingestionId, {
-      status: "success",
-      duration: Date.now() - started,
-      counts: {
-        received: records.value.length,
-        appended: applied.appended,
-        overwritten: applied.overwritten,
-        rejected: problems.length
-      },
-      datasetStats: applied.stats,
-      problems
-    })
+/**
+ * Processes a claimed ingestion. A defect while checking or writing ends it `failed`, so
+ * that an accepted ingestion always reaches a terminal state.
+ *
+ * @since 0.1.0
+ */
+export const processIngestion = (claim: ClaimedIngestion) =>
+  Effect.flatMap(Store, (store) =>
+    store.completeIngestion(claim, (dataset) => decideIngestion(dataset, claim.records)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.zipRight(
+          Effect.logError(`ingestion ${claim.ingestion.id} could not be processed`, Cause.die(defect)),
+          store.failIngestion(claim, "the server failed while processing")
+        )
+      )
+    ))
+
+/** @since 0.1.0 */
+export interface WorkerOptions {
+  /** Worker fibers in this process. */
+  readonly workers: number
+  /** How long a claim lasts: after that, another worker (of any process) may take the ingestion. */
+  readonly leaseMillis: number
+}
+
+/**
+ * One server process's workers: at 1 for the memory store (one thread does the work either
+ * way); a shared store gains from a few, each waiting on the database in turn.
+ *
+ * @since 0.1.0
+ */
+export const defaultWorkerOptions: WorkerOptions = { workers: 1, leaseMillis: 30_000 }
+
+const workerLoop = (owner: string, leaseMillis: number) =>
+  Effect.flatMap(Store, (store) => {
+    const step = Effect.flatMap(
+      store.claimIngestion(owner, leaseMillis),
+      Option.match({ onNone: () => store.awaitIngestions, onSome: (claim) => Effect.asVoid(processIngestion(claim)) })
+    )
+    return step.pipe(
+      // The store may be away for a while: nothing is lost (claims expire), so wait and go on.
+      Effect.catchTag("StoreError", (error) =>
+        Effect.zipRight(Effect.logWarning(`ingestion worker: ${error.message}; retrying in 1 s`), Effect.sleep("1 second"))),
+      Effect.forever
+    )
   })
 
 /**
- * The queue and the worker fiber that drains it, for as long as the layer lives.
+ * The worker fibers, for as long as the layer lives.
  *
  * @since 0.1.0
  * @category layers
  */
-export const IngestionWorkerLive: Layer.Layer<IngestionQueue, never, Store> = Layer.scoped(
-  IngestionQueue,
-  Effect.gen(function*() {
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<string>(), Queue.shutdown)
-    yield* Queue.take(queue).pipe(
-      Effect.flatMap((id) =>
-        processIngestion(id).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.zipRight(
-              Effect.logError(`ingestion ${id} could not be processed`, cause),
-              Effect.flatMap(Store, (store) =>
-                store.updateIngestion(id, { status: "failed", failure: "the server failed while processing" }))
-            )
-          )
-        )
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    return queue
-  })
-)
+export const workersLayer = (options: WorkerOptions = defaultWorkerOptions): Layer.Layer<never, never, Store> =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const process = `${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 8)}`
+      for (let i = 0; i < options.workers; i++) {
+        yield* Effect.forkScoped(workerLoop(`${process}:${i}`, options.leaseMillis))
+      }
+    })
+  )

@@ -1,12 +1,16 @@
 /**
  * The reference server's storage, behind one service interface.
  *
- * The embedded default keeps everything in memory (`MemoryStore`); a durable
- * implementation provides the same interface.
+ * Two implementations pass the same conformance suite (`test/server/store.test.ts`): the
+ * embedded default keeps everything in memory (`MemoryStore`), the durable one keeps it in
+ * Postgres (`SqlStore`) so that several server processes share it. Lists are queries (filter,
+ * sort and page in; items and total out), so that neither implementation hands out whole
+ * collections. Visibility rules are the services' to decide, but a list takes the viewer so
+ * that the store can filter by them before it pages.
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Data, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
 
@@ -47,6 +51,12 @@ export interface Permissions {
 }
 
 /** @since 0.1.0 */
+export interface Creator {
+  readonly id: number
+  readonly name: string
+}
+
+/** @since 0.1.0 */
 export interface DataSource {
   readonly id: number
   readonly organizationId: number
@@ -56,16 +66,18 @@ export interface DataSource {
   readonly createdAt: string
   /** Kind marker; data sources made through the API are `ingestion`. */
   readonly key: string
-  readonly createdBy: { readonly id: number; readonly name: string }
+  readonly createdBy: Creator
   readonly syncInterval: number | null
   readonly permissions: Permissions
+  /** The newest ingestion into any of its datasets. */
+  readonly lastActivityAt: string | null
 }
 
 /** @since 0.1.0 */
 export interface Verification {
   readonly isVerified: boolean
   readonly verifiedAt: string | null
-  readonly verifiedBy: { readonly id: number; readonly name: string } | null
+  readonly verifiedBy: Creator | null
 }
 
 /** @since 0.1.0 */
@@ -84,6 +96,19 @@ export interface ColumnMetadata {
   readonly displayType: string | null
 }
 
+/**
+ * The latest ingestion of a dataset, kept with the dataset so that lists and details need no
+ * query per item.
+ *
+ * @since 0.1.0
+ */
+export interface DatasetActivity {
+  readonly lastIngestionId: string
+  readonly lastIngestionAt: string
+  readonly lastStatus: IngestionStatus
+  readonly lastSuccessAt: string | null
+}
+
 /** @since 0.1.0 */
 export interface Dataset {
   readonly id: string
@@ -94,7 +119,7 @@ export interface Dataset {
   readonly primaryKey: ReadonlyArray<string>
   /** Column definitions; empty until given at creation or inferred from the first records. */
   readonly schema: ReadonlyArray<Column>
-  readonly createdBy: { readonly id: number; readonly name: string }
+  readonly createdBy: Creator
   readonly timezone: string | null
   readonly syncInterval: number | null
   readonly permissions: Permissions
@@ -102,6 +127,10 @@ export interface Dataset {
   readonly metadata: DatasetMetadata
   /** By column id; columns without an entry have none. */
   readonly columnMetadata: Readonly<Record<string, ColumnMetadata>>
+  readonly rowCount: number
+  /** Bytes of the stored rows as JSON. */
+  readonly size: number
+  readonly activity: DatasetActivity | null
 }
 
 /**
@@ -148,12 +177,19 @@ export interface DatasetStats {
 }
 
 /** @since 0.1.0 */
+export const statsOf = (dataset: Dataset): DatasetStats => ({
+  columnCount: dataset.schema.length,
+  rowCount: dataset.rowCount,
+  size: dataset.size
+})
+
+/** @since 0.1.0 */
 export interface Ingestion {
   readonly id: string
   readonly datasetId: string
   readonly status: IngestionStatus
   readonly initiatedAt: string
-  readonly initiatedBy: { readonly id: number; readonly name: string }
+  readonly initiatedBy: Creator
   /** Milliseconds from acceptance to the end of processing; null while pending. */
   readonly duration: number | null
   readonly counts: IngestionCounts
@@ -165,89 +201,229 @@ export interface Ingestion {
 }
 
 /**
- * What processing did to a dataset: rows written and columns added.
+ * An ingestion a worker holds under a lease: no other worker takes it until the lease ends.
  *
  * @since 0.1.0
  */
-export interface AppliedRows {
-  readonly appended: number
-  readonly overwritten: number
-  readonly stats: DatasetStats
+export interface ClaimedIngestion {
+  readonly ingestion: Ingestion
+  readonly records: ReadonlyArray<unknown>
+  /** Who holds the lease; completing needs the same owner. */
+  readonly owner: string
 }
 
 /**
- * The store. Every method is atomic; visibility and permission checks are the services'
- * job, not the store's.
+ * What processing decided for an ingestion's records, against the dataset as it is when the
+ * rows are written: the columns to add, the rows to write and the records rejected.
+ *
+ * @since 0.1.0
+ */
+export interface IngestionDecision {
+  readonly newColumns: ReadonlyArray<Column>
+  readonly rows: ReadonlyArray<Row>
+  readonly problems: ReadonlyArray<IngestionProblem>
+}
+
+/**
+ * The user a list is shown to: lists hold only what this user may see (see `canSee`).
+ *
+ * @since 0.1.0
+ */
+export type Viewer = Pick<Principal, "userId" | "organizationId" | "role">
+
+/** @since 0.1.0 */
+export interface Slice {
+  readonly offset: number
+  readonly limit: number
+}
+
+/** @since 0.1.0 */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly totalItems: number
+}
+
+/** @since 0.1.0 */
+export type SortOrder = "asc" | "desc"
+
+/**
+ * Fields the v2 lists of data sources and datasets sort by. Names compare
+ * case-insensitively; missing values sort last either way.
+ *
+ * @since 0.1.0
+ */
+export type ListSortField = "name" | "createdAt" | "lastActivityAt"
+
+/** @since 0.1.0 */
+export interface ListQuery extends Slice {
+  readonly viewer: Viewer
+  /** Case-insensitive substring of the name. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: ListSortField; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export interface DataSourceQuery extends ListQuery {
+  readonly accountId?: number | undefined
+}
+
+/** @since 0.1.0 */
+export interface DatasetQuery extends ListQuery {
+  readonly dataSourceId?: number | undefined
+}
+
+/**
+ * A page of stored rows, in storage order unless sorted by a column of the schema.
+ *
+ * @since 0.1.0
+ */
+export interface RowQuery extends Slice {
+  readonly sort?: { readonly column: Column; readonly order: SortOrder } | undefined
+}
+
+/**
+ * The store could not do what it was asked. `Unavailable`: the database cannot be reached
+ * (a retry may succeed: 503); `Failed`: anything else (500).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly reason: "Unavailable" | "Failed"
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * The same `Idempotency-Key` (same user and route) came with a different request body.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class IdempotencyKeyReused extends Data.TaggedError("IdempotencyKeyReused")<{
+  readonly key: string
+}> {}
+
+/** @since 0.1.0 */
+export type DataSourcePatch = Partial<Pick<DataSource, "name" | "timezone" | "syncInterval" | "permissions">>
+
+/** @since 0.1.0 */
+export type DatasetPatch = Partial<
+  Pick<Dataset, "name" | "timezone" | "syncInterval" | "permissions" | "verification" | "metadata" | "columnMetadata">
+>
+
+/** @since 0.1.0 */
+export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt">
+
+/** @since 0.1.0 */
+export type NewDataset = Omit<Dataset, "id" | "createdAt" | "rowCount" | "size" | "activity">
+
+/**
+ * The store. Every method is atomic; who may do what is the services' concern.
  *
  * @since 0.1.0
  */
 export interface StoreService {
-  readonly principalByKey: (apiKey: string) => Effect.Effect<Option.Option<Principal>>
-  readonly organization: (id: number) => Effect.Effect<Option.Option<Organization>>
-  readonly accounts: (organizationId: number) => Effect.Effect<ReadonlyArray<Account>>
-  readonly account: (id: number) => Effect.Effect<Option.Option<Account>>
-  readonly users: (organizationId: number) => Effect.Effect<ReadonlyArray<User>>
+  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by name,
+  // by organization and name, by organization and email, by key): seeding twice changes nothing.
+  readonly ensureOrganization: (name: string) => Effect.Effect<Organization, StoreError>
+  readonly ensureAccount: (
+    organizationId: number,
+    account: Pick<Account, "name" | "accountType">
+  ) => Effect.Effect<Account, StoreError>
+  readonly ensureUser: (
+    organizationId: number,
+    user: Pick<User, "name" | "email" | "role">
+  ) => Effect.Effect<User, StoreError>
+  readonly ensureApiKey: (key: string, userId: number) => Effect.Effect<void, StoreError>
+  /** The key's user; their default account is the first account of their organization. */
+  readonly principalByKey: (apiKey: string) => Effect.Effect<Option.Option<Principal>, StoreError>
+  readonly accounts: (organizationId: number) => Effect.Effect<ReadonlyArray<Account>, StoreError>
+  readonly account: (id: number) => Effect.Effect<Option.Option<Account>, StoreError>
+  readonly users: (organizationId: number) => Effect.Effect<ReadonlyArray<User>, StoreError>
 
-  readonly createDataSource: (input: Omit<DataSource, "id" | "createdAt">) => Effect.Effect<DataSource>
-  readonly dataSource: (id: number) => Effect.Effect<Option.Option<DataSource>>
-  readonly dataSourcesOfAccount: (accountId: number) => Effect.Effect<ReadonlyArray<DataSource>>
-  readonly dataSourcesOfOrganization: (organizationId: number) => Effect.Effect<ReadonlyArray<DataSource>>
+  // Data sources.
+  readonly createDataSource: (input: NewDataSource) => Effect.Effect<DataSource, StoreError>
+  readonly dataSource: (id: number) => Effect.Effect<Option.Option<DataSource>, StoreError>
+  readonly listDataSources: (query: DataSourceQuery) => Effect.Effect<Page<DataSource>, StoreError>
   readonly updateDataSource: (
     id: number,
-    patch: Partial<Pick<DataSource, "name" | "timezone" | "syncInterval" | "permissions">>
-  ) => Effect.Effect<DataSource>
+    patch: DataSourcePatch
+  ) => Effect.Effect<Option.Option<DataSource>, StoreError>
   /** Deletes the data source with its datasets, rows and ingestions. */
-  readonly deleteDataSource: (id: number) => Effect.Effect<void>
+  readonly deleteDataSource: (id: number) => Effect.Effect<void, StoreError>
+  /** Removes the rows of each of its datasets (see `purgeDataset`); the number of datasets. */
+  readonly purgeDataSource: (id: number) => Effect.Effect<number, StoreError>
 
-  readonly createDataset: (input: Omit<Dataset, "id" | "createdAt">) => Effect.Effect<Dataset>
-  readonly dataset: (id: string) => Effect.Effect<Option.Option<Dataset>>
-  readonly datasetsOfDataSource: (dataSourceId: number) => Effect.Effect<ReadonlyArray<Dataset>>
-  readonly datasetsOfOrganization: (organizationId: number) => Effect.Effect<ReadonlyArray<Dataset>>
-  readonly updateDataset: (
-    id: string,
-    patch: Partial<
-      Pick<
-        Dataset,
-        "name" | "timezone" | "syncInterval" | "permissions" | "verification" | "metadata" | "columnMetadata"
-      >
-    >
-  ) => Effect.Effect<Dataset>
+  // Datasets and their rows.
+  readonly createDataset: (input: NewDataset) => Effect.Effect<Dataset, StoreError>
+  readonly dataset: (id: string) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  readonly listDatasets: (query: DatasetQuery) => Effect.Effect<Page<Dataset>, StoreError>
+  readonly updateDataset: (id: string, patch: DatasetPatch) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  /** The same change to every dataset of a data source. */
+  readonly updateDatasetsOfDataSource: (
+    dataSourceId: number,
+    patch: Pick<DatasetPatch, "timezone">
+  ) => Effect.Effect<void, StoreError>
   /** A new dataset in the same data source with the same schema, key, settings and rows. */
   readonly duplicateDataset: (
     id: string,
     name: string,
-    createdBy: { readonly id: number; readonly name: string }
-  ) => Effect.Effect<Dataset>
+    createdBy: Creator
+  ) => Effect.Effect<Option.Option<Dataset>, StoreError>
   /** Deletes the dataset with its rows and ingestions. */
-  readonly deleteDataset: (id: string) => Effect.Effect<void>
-  /** Removes every row; pending ingestions of the dataset end as `purged`. */
-  readonly purgeDataset: (id: string) => Effect.Effect<void>
-  readonly datasetStats: (id: string) => Effect.Effect<DatasetStats>
-  readonly rows: (datasetId: string) => Effect.Effect<ReadonlyArray<Row>>
-  /**
-   * Adds columns, then writes rows: with a primary key an existing row with the same key
-   * is replaced (counted as overwritten), otherwise every row is appended.
-   */
-  readonly applyRows: (
-    datasetId: string,
-    newColumns: ReadonlyArray<Column>,
-    rows: ReadonlyArray<Row>
-  ) => Effect.Effect<AppliedRows>
+  readonly deleteDataset: (id: string) => Effect.Effect<void, StoreError>
+  /** Removes every row; queued ingestions of the dataset end as `purged`. */
+  readonly purgeDataset: (id: string) => Effect.Effect<void, StoreError>
+  readonly rows: (datasetId: string, query: RowQuery) => Effect.Effect<Page<Row>, StoreError>
 
+  // Ingestions: recorded with their records, claimed by workers under a lease, completed once.
   /** Records an accepted ingestion (`queued`) with the records it carries. */
   readonly createIngestion: (
     input: Pick<Ingestion, "datasetId" | "initiatedBy">,
     records: ReadonlyArray<unknown>
-  ) => Effect.Effect<Ingestion>
-  readonly ingestion: (id: string) => Effect.Effect<Option.Option<Ingestion>>
+  ) => Effect.Effect<Ingestion, StoreError>
+  readonly ingestion: (id: string) => Effect.Effect<Option.Option<Ingestion>, StoreError>
   /** Newest first. */
-  readonly ingestionsOfDataset: (datasetId: string) => Effect.Effect<ReadonlyArray<Ingestion>>
-  /** Hands out the records of a queued ingestion once; none after that, or once purged. */
-  readonly takePendingRecords: (id: string) => Effect.Effect<Option.Option<ReadonlyArray<unknown>>>
-  readonly updateIngestion: (
-    id: string,
-    patch: Partial<Omit<Ingestion, "id" | "datasetId">>
-  ) => Effect.Effect<void>
+  readonly listIngestions: (datasetId: string, slice: Slice) => Effect.Effect<Page<Ingestion>, StoreError>
+  /** Every finished (`success` or `failed`) ingestion of a dataset, newest first, without records or problems. */
+  readonly finishedIngestions: (
+    datasetId: string
+  ) => Effect.Effect<ReadonlyArray<Pick<Ingestion, "status" | "initiatedAt" | "duration">>, StoreError>
+  /**
+   * Takes the oldest queued ingestion (or one whose worker's lease ran out) for `owner`,
+   * marking it `processing` until `leaseMillis` from now.
+   */
+  readonly claimIngestion: (
+    owner: string,
+    leaseMillis: number
+  ) => Effect.Effect<Option.Option<ClaimedIngestion>, StoreError>
+  /**
+   * Ends a claimed ingestion: under the dataset's lock, `decide` checks the records against the
+   * dataset as it is now; its columns and rows are written and the ingestion ends `success`, in
+   * one step. False (and nothing written) when the lease was lost, or the ingestion or its
+   * dataset is gone.
+   */
+  readonly completeIngestion: (
+    claim: ClaimedIngestion,
+    decide: (dataset: Dataset) => IngestionDecision
+  ) => Effect.Effect<boolean, StoreError>
+  /** Ends a claimed ingestion as `failed` with the reason; false when the lease was lost. */
+  readonly failIngestion: (claim: ClaimedIngestion, failure: string) => Effect.Effect<boolean, StoreError>
+  /** Waits until an ingestion may be waiting: one was created, or a lease may have run out. */
+  readonly awaitIngestions: Effect.Effect<void, StoreError>
+
+  // Idempotency records.
+  /**
+   * Runs `execute` at most once for `scope` within `windowMillis`: a later call with the same
+   * fingerprint gets the first call's answer (`replayed`), one with another fingerprint fails
+   * with `IdempotencyKeyReused`, and one arriving while the first runs waits for its answer. A
+   * failed `execute` keeps nothing. Answers must be plain JSON values (a durable store keeps them as JSON).
+   */
+  readonly once: <A, E, R>(
+    scope: { readonly key: string; readonly scope: string; readonly fingerprint: string; readonly windowMillis: number },
+    execute: Effect.Effect<A, E, R>
+  ) => Effect.Effect<{ readonly answer: A; readonly replayed: boolean }, E | IdempotencyKeyReused | StoreError, R>
 }
 
 /**

@@ -4,19 +4,26 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { Effect, Layer, Option } from "effect"
-import { primaryKeyOf, type Row } from "../../records.js"
+import { Clock, Deferred, Effect, Exit, Layer, Option, Queue } from "effect"
+import type { Row } from "../../records.js"
 import type { Principal } from "../../api/security.js"
 import { isoTimestamp } from "../clock.js"
-import type { Seed } from "../seed.js"
+import { canSee } from "../visibility.js"
+import { matchesSearch, sortedBy } from "./internal/order.js"
+import { planRows } from "./internal/rows.js"
 import {
-  Store,
   type Account,
+  type ClaimedIngestion,
   type DataSource,
   type Dataset,
-  type DatasetStats,
+  IdempotencyKeyReused,
   type Ingestion,
+  type ListQuery,
   type Organization,
+  type Page,
+  type Slice,
+  statsOf,
+  Store,
   type StoreService,
   type User
 } from "./Store.js"
@@ -26,224 +33,423 @@ interface StoredRows {
   readonly rows: Map<string, Row>
   /** Each row's size as JSON, by the same key: an overwrite must not serialize the old row again. */
   readonly sizes: Map<string, number>
-  bytes: number
   appendCounter: number
 }
 
-const noRows = (): StoredRows => ({ rows: new Map(), sizes: new Map(), bytes: 0, appendCounter: 0 })
+const noRows = (): StoredRows => ({ rows: new Map(), sizes: new Map(), appendCounter: 0 })
+
+interface Pending {
+  readonly records: ReadonlyArray<unknown>
+  /** Set while a worker holds it. */
+  owner: string | undefined
+  leaseUntil: number
+}
+
+interface IdempotencyEntry {
+  readonly fingerprint: string
+  readonly answer: Deferred.Deferred<unknown, unknown>
+  storedAt: number | undefined
+}
+
+const slice = <A>(items: ReadonlyArray<A>, { limit, offset }: Slice): Page<A> => ({
+  items: items.slice(offset, offset + limit),
+  totalItems: items.length
+})
+
+/** Search, then the viewer's visibility, then sort and page. */
+const listOf = <A extends Pick<DataSource, "name" | "createdAt" | "organizationId" | "permissions" | "createdBy">>(
+  entities: Iterable<A>,
+  query: ListQuery,
+  lastActivityAt: (a: A) => string | null,
+  keep: (a: A) => boolean
+): Page<A> => {
+  const matching = [...entities].filter((a) => keep(a) && canSee(query.viewer, a) && matchesSearch(a.name, query.search))
+  const sort = query.sort
+  const sorted = sort === undefined
+    ? matching
+    : sortedBy(matching, (a) => sort.by === "lastActivityAt" ? lastActivityAt(a) : a[sort.by], sort.order)
+  return slice(sorted, query)
+}
 
 /**
- * Builds a memory store holding the seed's organizations, accounts, users and keys.
+ * Builds an empty memory store.
  *
  * @since 0.1.0
  */
-export const make = (seed: Seed): StoreService => {
-  const organizations = new Map<number, Organization>()
-  const accounts = new Map<number, Account>()
-  const users = new Map<number, User>()
-  const principals = new Map<string, Principal>()
-  const dataSources = new Map<number, DataSource>()
-  const datasets = new Map<string, Dataset>()
-  const storedRows = new Map<string, StoredRows>()
-  const ingestions = new Map<string, Ingestion>()
-  const pending = new Map<string, ReadonlyArray<unknown>>()
-  const counter = () => {
-    let next = 1
-    return () => next++
-  }
-  const organizationIds = counter()
-  const accountIds = counter()
-  const userIds = counter()
-  const dataSourceIds = counter()
+export const make = (): Effect.Effect<StoreService> =>
+  Effect.map(Queue.sliding<void>(1), (wakeUp) => {
+    const organizations = new Map<number, Organization>()
+    const accounts = new Map<number, Account>()
+    const users = new Map<number, User>()
+    const keys = new Map<string, number>()
+    const dataSources = new Map<number, DataSource>()
+    const datasets = new Map<string, Dataset>()
+    const storedRows = new Map<string, StoredRows>()
+    const ingestions = new Map<string, Ingestion>()
+    const pending = new Map<string, Pending>()
+    const idempotency = new Map<string, IdempotencyEntry>()
+    const counter = () => {
+      let next = 1
+      return () => next++
+    }
+    const organizationIds = counter()
+    const accountIds = counter()
+    const userIds = counter()
+    const dataSourceIds = counter()
 
-  for (const org of seed.organizations) {
-    const organization: Organization = { id: organizationIds(), name: org.name }
-    organizations.set(organization.id, organization)
-    const orgAccounts = org.accounts.map((a): Account => ({
-      id: accountIds(),
-      organizationId: organization.id,
-      name: a.name,
-      accountType: a.accountType
-    }))
-    for (const account of orgAccounts) accounts.set(account.id, account)
-    for (const u of org.users) {
-      const user: User = { id: userIds(), organizationId: organization.id, name: u.name, email: u.email, role: u.role }
-      users.set(user.id, user)
-      for (const key of u.apiKeys) {
-        principals.set(key, {
-          userId: user.id,
-          userName: user.name,
-          organizationId: organization.id,
-          role: user.role,
-          defaultAccountId: orgAccounts[0]!.id
-        })
+    const removeDataset = (id: string) => {
+      datasets.delete(id)
+      storedRows.delete(id)
+      for (const ingestion of ingestions.values()) {
+        if (ingestion.datasetId === id) {
+          ingestions.delete(ingestion.id)
+          pending.delete(ingestion.id)
+        }
       }
     }
-  }
 
-  const statsOf = (dataset: Dataset): DatasetStats => {
-    const stored = storedRows.get(dataset.id)
-    return { columnCount: dataset.schema.length, rowCount: stored?.rows.size ?? 0, size: stored?.bytes ?? 0 }
-  }
-
-  const removeDataset = (id: string) => {
-    datasets.delete(id)
-    storedRows.delete(id)
-    for (const ingestion of ingestions.values()) {
-      if (ingestion.datasetId === id) {
-        ingestions.delete(ingestion.id)
-        pending.delete(ingestion.id)
+    const purge = (id: string) => {
+      const dataset = datasets.get(id)
+      if (dataset === undefined) return
+      storedRows.set(id, noRows())
+      datasets.set(id, { ...dataset, rowCount: 0, size: 0 })
+      for (const [ingestionId, entry] of pending) {
+        const ingestion = ingestions.get(ingestionId)
+        if (ingestion?.datasetId === id && entry.owner === undefined) {
+          pending.delete(ingestionId)
+          setIngestion({ ...ingestion, status: "purged" })
+        }
       }
     }
-  }
 
-  const service: StoreService = {
-    principalByKey: (apiKey) => Effect.sync(() => Option.fromNullable(principals.get(apiKey))),
-    organization: (id) => Effect.sync(() => Option.fromNullable(organizations.get(id))),
-    accounts: (organizationId) =>
-      Effect.sync(() => [...accounts.values()].filter((a) => a.organizationId === organizationId)),
-    account: (id) => Effect.sync(() => Option.fromNullable(accounts.get(id))),
-    users: (organizationId) => Effect.sync(() => [...users.values()].filter((u) => u.organizationId === organizationId)),
-
-    createDataSource: (input) =>
-      Effect.sync(() => {
-        const dataSource: DataSource = { ...input, id: dataSourceIds(), createdAt: isoTimestamp() }
-        dataSources.set(dataSource.id, dataSource)
-        return dataSource
-      }),
-    dataSource: (id) => Effect.sync(() => Option.fromNullable(dataSources.get(id))),
-    dataSourcesOfAccount: (accountId) =>
-      Effect.sync(() => [...dataSources.values()].filter((d) => d.accountId === accountId)),
-    dataSourcesOfOrganization: (organizationId) =>
-      Effect.sync(() => [...dataSources.values()].filter((d) => d.organizationId === organizationId)),
-    updateDataSource: (id, patch) =>
-      Effect.sync(() => {
-        const updated = { ...dataSources.get(id)!, ...patch }
-        dataSources.set(id, updated)
-        return updated
-      }),
-    deleteDataSource: (id) =>
-      Effect.sync(() => {
-        dataSources.delete(id)
-        for (const dataset of [...datasets.values()]) {
-          if (dataset.dataSourceId === id) removeDataset(dataset.id)
+    /** Keeps the dataset's activity in step with its latest ingestion. */
+    const setIngestion = (ingestion: Ingestion) => {
+      ingestions.set(ingestion.id, ingestion)
+      const dataset = datasets.get(ingestion.datasetId)
+      if (dataset?.activity?.lastIngestionId !== ingestion.id) return
+      datasets.set(dataset.id, {
+        ...dataset,
+        activity: {
+          ...dataset.activity,
+          lastStatus: ingestion.status,
+          lastSuccessAt: ingestion.status === "success" ? ingestion.initiatedAt : dataset.activity.lastSuccessAt
         }
-      }),
-
-    createDataset: (input) =>
-      Effect.sync(() => {
-        const dataset: Dataset = { ...input, id: randomUUID(), createdAt: isoTimestamp() }
-        datasets.set(dataset.id, dataset)
-        storedRows.set(dataset.id, noRows())
-        return dataset
-      }),
-    dataset: (id) => Effect.sync(() => Option.fromNullable(datasets.get(id))),
-    datasetsOfDataSource: (dataSourceId) =>
-      Effect.sync(() => [...datasets.values()].filter((d) => d.dataSourceId === dataSourceId)),
-    datasetsOfOrganization: (organizationId) =>
-      Effect.sync(() => [...datasets.values()].filter((d) => d.organizationId === organizationId)),
-    updateDataset: (id, patch) =>
-      Effect.sync(() => {
-        const updated = { ...datasets.get(id)!, ...patch }
-        datasets.set(id, updated)
-        return updated
-      }),
-    duplicateDataset: (id, name, createdBy) =>
-      Effect.sync(() => {
-        const copy: Dataset = { ...datasets.get(id)!, id: randomUUID(), name, createdBy, createdAt: isoTimestamp() }
-        datasets.set(copy.id, copy)
-        const source = storedRows.get(id)!
-        storedRows.set(copy.id, {
-          rows: new Map(source.rows),
-          sizes: new Map(source.sizes),
-          bytes: source.bytes,
-          appendCounter: source.appendCounter
-        })
-        return copy
-      }),
-    deleteDataset: (id) => Effect.sync(() => removeDataset(id)),
-    purgeDataset: (id) =>
-      Effect.sync(() => {
-        storedRows.set(id, noRows())
-        for (const ingestion of ingestions.values()) {
-          if (ingestion.datasetId === id && pending.has(ingestion.id)) {
-            pending.delete(ingestion.id)
-            ingestions.set(ingestion.id, { ...ingestion, status: "purged" })
-          }
-        }
-      }),
-    datasetStats: (id) =>
-      Effect.sync(() => {
-        const dataset = datasets.get(id)
-        return dataset ? statsOf(dataset) : { columnCount: 0, rowCount: 0, size: 0 }
-      }),
-    rows: (datasetId) => Effect.sync(() => [...(storedRows.get(datasetId)?.rows.values() ?? [])]),
-    applyRows: (datasetId, newColumns, rows) =>
-      Effect.sync(() => {
-        const dataset = datasets.get(datasetId)!
-        const updated: Dataset = newColumns.length > 0
-          ? { ...dataset, schema: [...dataset.schema, ...newColumns] }
-          : dataset
-        datasets.set(datasetId, updated)
-        const stored = storedRows.get(datasetId)!
-        let appended = 0
-        let overwritten = 0
-        for (const row of rows) {
-          const key = updated.primaryKey.length > 0
-            ? primaryKeyOf(row, updated.primaryKey)
-            : String(stored.appendCounter++)
-          const previousSize = stored.sizes.get(key)
-          if (previousSize === undefined) {
-            appended++
-          } else {
-            overwritten++
-            stored.bytes -= previousSize
-          }
-          const size = Buffer.byteLength(JSON.stringify(row))
-          stored.rows.set(key, row)
-          stored.sizes.set(key, size)
-          stored.bytes += size
-        }
-        return { appended, overwritten, stats: statsOf(updated) }
-      }),
-
-    createIngestion: (input, records) =>
-      Effect.sync(() => {
-        const ingestion: Ingestion = {
-          ...input,
-          id: randomUUID(),
-          status: "queued",
-          initiatedAt: isoTimestamp(),
-          duration: null,
-          counts: { received: records.length, appended: 0, overwritten: 0, rejected: 0 },
-          datasetStats: null,
-          problems: [],
-          failure: null
-        }
-        ingestions.set(ingestion.id, ingestion)
-        pending.set(ingestion.id, records)
-        return ingestion
-      }),
-    ingestion: (id) => Effect.sync(() => Option.fromNullable(ingestions.get(id))),
-    ingestionsOfDataset: (datasetId) =>
-      Effect.sync(() => [...ingestions.values()].filter((i) => i.datasetId === datasetId).reverse()),
-    takePendingRecords: (id) =>
-      Effect.sync(() => {
-        const records = pending.get(id)
-        pending.delete(id)
-        return Option.fromNullable(records)
-      }),
-    updateIngestion: (id, patch) =>
-      Effect.sync(() => {
-        const ingestion = ingestions.get(id)
-        if (ingestion) ingestions.set(id, { ...ingestion, ...patch })
       })
-  }
-  return service
-}
+    }
+
+    const dataSourceActivity = (dataSource: DataSource) => {
+      let latest: string | null = null
+      for (const dataset of datasets.values()) {
+        const at = dataset.activity?.lastIngestionAt
+        if (dataset.dataSourceId === dataSource.id && at !== undefined && (latest === null || at > latest)) latest = at
+      }
+      return latest
+    }
+
+    const withActivity = (dataSource: DataSource): DataSource => ({
+      ...dataSource,
+      lastActivityAt: dataSourceActivity(dataSource)
+    })
+
+    const holds = (claim: ClaimedIngestion) => pending.get(claim.ingestion.id)?.owner === claim.owner
+
+    const finish = (claim: ClaimedIngestion, patch: Partial<Ingestion>) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const ingestion = ingestions.get(claim.ingestion.id)!
+        pending.delete(ingestion.id)
+        setIngestion({ ...ingestion, ...patch, duration: Math.max(0, now - Date.parse(ingestion.initiatedAt)) })
+      })
+
+    const service: StoreService = {
+      ensureOrganization: (name) =>
+        Effect.sync(() => {
+          const existing = [...organizations.values()].find((o) => o.name === name)
+          if (existing !== undefined) return existing
+          const organization: Organization = { id: organizationIds(), name }
+          organizations.set(organization.id, organization)
+          return organization
+        }),
+      ensureAccount: (organizationId, input) =>
+        Effect.sync(() => {
+          const existing = [...accounts.values()].find((a) => a.organizationId === organizationId && a.name === input.name)
+          const account: Account = { ...input, id: existing?.id ?? accountIds(), organizationId }
+          accounts.set(account.id, account)
+          return account
+        }),
+      ensureUser: (organizationId, input) =>
+        Effect.sync(() => {
+          const existing = [...users.values()].find((u) => u.organizationId === organizationId && u.email === input.email)
+          const user: User = { ...input, id: existing?.id ?? userIds(), organizationId }
+          users.set(user.id, user)
+          return user
+        }),
+      ensureApiKey: (key, userId) => Effect.sync(() => void keys.set(key, userId)),
+      principalByKey: (apiKey) =>
+        Effect.sync(() => {
+          const user = users.get(keys.get(apiKey) ?? -1)
+          if (user === undefined) return Option.none()
+          let defaultAccountId = Infinity
+          for (const account of accounts.values()) {
+            if (account.organizationId === user.organizationId && account.id < defaultAccountId) {
+              defaultAccountId = account.id
+            }
+          }
+          return Option.some<Principal>({
+            userId: user.id,
+            userName: user.name,
+            organizationId: user.organizationId,
+            role: user.role,
+            defaultAccountId
+          })
+        }),
+      accounts: (organizationId) =>
+        Effect.sync(() => [...accounts.values()].filter((a) => a.organizationId === organizationId)),
+      account: (id) => Effect.sync(() => Option.fromNullable(accounts.get(id))),
+      users: (organizationId) =>
+        Effect.sync(() => [...users.values()].filter((u) => u.organizationId === organizationId)),
+
+      createDataSource: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const dataSource: DataSource = {
+            ...input,
+            id: dataSourceIds(),
+            createdAt: isoTimestamp(now),
+            lastActivityAt: null
+          }
+          dataSources.set(dataSource.id, dataSource)
+          return dataSource
+        }),
+      dataSource: (id) => Effect.sync(() => Option.map(Option.fromNullable(dataSources.get(id)), withActivity)),
+      listDataSources: (query) =>
+        Effect.sync(() => {
+          const page = listOf(
+            dataSources.values(),
+            query,
+            dataSourceActivity,
+            (d) => query.accountId === undefined || d.accountId === query.accountId
+          )
+          return { ...page, items: page.items.map(withActivity) }
+        }),
+      updateDataSource: (id, patch) =>
+        Effect.sync(() => {
+          const dataSource = dataSources.get(id)
+          if (dataSource === undefined) return Option.none()
+          const updated = { ...dataSource, ...patch }
+          dataSources.set(id, updated)
+          return Option.some(withActivity(updated))
+        }),
+      deleteDataSource: (id) =>
+        Effect.sync(() => {
+          dataSources.delete(id)
+          for (const dataset of [...datasets.values()]) {
+            if (dataset.dataSourceId === id) removeDataset(dataset.id)
+          }
+        }),
+      purgeDataSource: (id) =>
+        Effect.sync(() => {
+          const ids = [...datasets.values()].filter((d) => d.dataSourceId === id).map((d) => d.id)
+          ids.forEach(purge)
+          return ids.length
+        }),
+
+      createDataset: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const dataset: Dataset = {
+            ...input,
+            id: randomUUID(),
+            createdAt: isoTimestamp(now),
+            rowCount: 0,
+            size: 0,
+            activity: null
+          }
+          datasets.set(dataset.id, dataset)
+          storedRows.set(dataset.id, noRows())
+          return dataset
+        }),
+      dataset: (id) => Effect.sync(() => Option.fromNullable(datasets.get(id))),
+      listDatasets: (query) =>
+        Effect.sync(() =>
+          listOf(
+            datasets.values(),
+            query,
+            (d) => d.activity?.lastIngestionAt ?? null,
+            (d) => query.dataSourceId === undefined || d.dataSourceId === query.dataSourceId
+          )
+        ),
+      updateDataset: (id, patch) =>
+        Effect.sync(() => {
+          const dataset = datasets.get(id)
+          if (dataset === undefined) return Option.none()
+          const updated = { ...dataset, ...patch }
+          datasets.set(id, updated)
+          return Option.some(updated)
+        }),
+      updateDatasetsOfDataSource: (dataSourceId, patch) =>
+        Effect.sync(() => {
+          for (const dataset of datasets.values()) {
+            if (dataset.dataSourceId === dataSourceId) datasets.set(dataset.id, { ...dataset, ...patch })
+          }
+        }),
+      duplicateDataset: (id, name, createdBy) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const dataset = datasets.get(id)
+          if (dataset === undefined) return Option.none()
+          const copy: Dataset = { ...dataset, id: randomUUID(), name, createdBy, createdAt: isoTimestamp(now), activity: null }
+          datasets.set(copy.id, copy)
+          const source = storedRows.get(id)!
+          storedRows.set(copy.id, {
+            rows: new Map(source.rows),
+            sizes: new Map(source.sizes),
+            appendCounter: source.appendCounter
+          })
+          return Option.some(copy)
+        }),
+      deleteDataset: (id) => Effect.sync(() => removeDataset(id)),
+      purgeDataset: (id) => Effect.sync(() => purge(id)),
+      rows: (datasetId, query) =>
+        Effect.sync(() => {
+          const rows = [...(storedRows.get(datasetId)?.rows.values() ?? [])]
+          const sort = query.sort
+          if (sort === undefined) return slice(rows, query)
+          const id = sort.column.id
+          return slice(
+            sortedBy(rows, (row) => {
+              const value = row[id]
+              return typeof value === "string" || typeof value === "number" ? value : null
+            }, sort.order),
+            query
+          )
+        }),
+
+      createIngestion: (input, records) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const ingestion: Ingestion = {
+            ...input,
+            id: randomUUID(),
+            status: "queued",
+            initiatedAt: isoTimestamp(now),
+            duration: null,
+            counts: { received: records.length, appended: 0, overwritten: 0, rejected: 0 },
+            datasetStats: null,
+            problems: [],
+            failure: null
+          }
+          ingestions.set(ingestion.id, ingestion)
+          pending.set(ingestion.id, { records, owner: undefined, leaseUntil: 0 })
+          const dataset = datasets.get(input.datasetId)
+          if (dataset !== undefined) {
+            datasets.set(dataset.id, {
+              ...dataset,
+              activity: {
+                lastIngestionId: ingestion.id,
+                lastIngestionAt: ingestion.initiatedAt,
+                lastStatus: ingestion.status,
+                lastSuccessAt: dataset.activity?.lastSuccessAt ?? null
+              }
+            })
+          }
+          return Effect.as(Queue.offer(wakeUp, undefined), ingestion)
+        }),
+      ingestion: (id) => Effect.sync(() => Option.fromNullable(ingestions.get(id))),
+      listIngestions: (datasetId, query) =>
+        Effect.sync(() => slice([...ingestions.values()].filter((i) => i.datasetId === datasetId).reverse(), query)),
+      finishedIngestions: (datasetId) =>
+        Effect.sync(() =>
+          [...ingestions.values()]
+            .filter((i) => i.datasetId === datasetId && (i.status === "success" || i.status === "failed"))
+            .reverse()
+        ),
+      claimIngestion: (owner, leaseMillis) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          // Map order is acceptance order: the oldest first.
+          for (const [id, entry] of pending) {
+            if (entry.owner !== undefined && entry.leaseUntil > now) continue
+            entry.owner = owner
+            entry.leaseUntil = now + leaseMillis
+            const ingestion: Ingestion = { ...ingestions.get(id)!, status: "processing" }
+            setIngestion(ingestion)
+            return Option.some<ClaimedIngestion>({ ingestion, records: entry.records, owner })
+          }
+          return Option.none()
+        }),
+      completeIngestion: (claim, decide) =>
+        Effect.suspend(() => {
+          if (!holds(claim)) return Effect.succeed(false)
+          const dataset = datasets.get(claim.ingestion.datasetId)
+          if (dataset === undefined) return Effect.succeed(false)
+          const decision = decide(dataset)
+          const stored = storedRows.get(dataset.id)!
+          const plan = planRows(decision.rows, dataset.primaryKey, (key) => stored.sizes.get(key))
+          for (const write of plan.writes) {
+            const key = write.key ?? String(stored.appendCounter++)
+            stored.rows.set(key, write.row)
+            stored.sizes.set(key, write.size)
+          }
+          const updated: Dataset = {
+            ...dataset,
+            schema: decision.newColumns.length > 0 ? [...dataset.schema, ...decision.newColumns] : dataset.schema,
+            rowCount: dataset.rowCount + plan.rowDelta,
+            size: dataset.size + plan.bytesDelta
+          }
+          datasets.set(dataset.id, updated)
+          return Effect.as(
+            finish(claim, {
+              status: "success",
+              counts: {
+                received: claim.records.length,
+                appended: plan.appended,
+                overwritten: plan.overwritten,
+                rejected: decision.problems.length
+              },
+              datasetStats: statsOf(updated),
+              problems: decision.problems
+            }),
+            true
+          )
+        }),
+      failIngestion: (claim, failure) =>
+        Effect.suspend(() => holds(claim) ? Effect.as(finish(claim, { status: "failed", failure }), true) : Effect.succeed(false)),
+      awaitIngestions: Queue.take(wakeUp),
+
+      once: ({ fingerprint, key, scope, windowMillis }, execute) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const fiberId = yield* Effect.fiberId
+          const existing = idempotency.get(scope)
+          if (existing !== undefined && (existing.storedAt === undefined || now - existing.storedAt <= windowMillis)) {
+            if (existing.fingerprint !== fingerprint) return yield* new IdempotencyKeyReused({ key })
+            const exit = yield* Effect.exit(Deferred.await(existing.answer))
+            // The first request failed, and failures are not kept: go again as if first.
+            if (Exit.isFailure(exit)) return yield* service.once({ fingerprint, key, scope, windowMillis }, execute)
+            return { answer: exit.value as any, replayed: true }
+          }
+          if (idempotency.size > 10_000) {
+            for (const [k, entry] of idempotency) {
+              if (entry.storedAt !== undefined && now - entry.storedAt > windowMillis) idempotency.delete(k)
+            }
+          }
+          // Claimed in the same synchronous step as the lookup: concurrent requests cannot both claim.
+          const entry: IdempotencyEntry = { fingerprint, answer: Deferred.unsafeMake(fiberId), storedAt: undefined }
+          idempotency.set(scope, entry)
+          // Settled however the request ends, so waiters never hang: a success is kept,
+          // anything else frees the key.
+          const answer = yield* execute.pipe(
+            Effect.onExit((exit) =>
+              Effect.flatMap(Clock.currentTimeMillis, (settledAt) => {
+                if (Exit.isSuccess(exit)) entry.storedAt = settledAt
+                else if (idempotency.get(scope) === entry) idempotency.delete(scope)
+                return Deferred.done(entry.answer, exit as Exit.Exit<unknown, unknown>)
+              })
+            )
+          )
+          return { answer, replayed: false }
+        })
+    }
+    return service
+  })
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer = (seed: Seed): Layer.Layer<Store> => Layer.sync(Store, () => make(seed))
+export const layer: Layer.Layer<Store> = Layer.effect(Store, make())

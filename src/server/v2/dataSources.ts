@@ -8,18 +8,20 @@ import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { idempotent } from "../idempotency.js"
-import { listPage } from "../paging.js"
+import { present } from "../errors.js"
+import { pageView, sliceOf } from "../paging.js"
 import { respond } from "../request.js"
 import {
   createDataSource,
   deleteDataSource,
-  listVisibleDataSources,
+  listDataSources,
   purgeDataSource,
+  setDataSourceTimezone,
   updateDataSource,
   visibleDataSource
 } from "../services/dataSources.js"
-import { resolvePermissions, syncFrequencyOptions, checkSyncInterval } from "../services/settings.js"
-import { Store, type DataSource } from "../store/Store.js"
+import { setDataSourcePermissions, setDataSourceSyncInterval, syncFrequencyOptions } from "../services/settings.js"
+import type { DataSource } from "../store/Store.js"
 
 /** API data sources are always healthy. */
 export const activeStatus = {
@@ -31,52 +33,43 @@ export const activeStatus = {
   userAction: null
 } as const
 
-/** The newest ingestion time over the data source's datasets. */
-const lastActivityAt = (dataSource: DataSource) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const datasets = yield* store.datasetsOfDataSource(dataSource.id)
-    const times = yield* Effect.forEach(datasets, (d) =>
-      Effect.map(store.ingestionsOfDataset(d.id), (ingestions) => ingestions[0]?.initiatedAt ?? null))
-    return times.reduce<string | null>((latest, t) => (t !== null && (latest === null || t > latest) ? t : latest), null)
-  })
+const listItem = (d: DataSource) => ({
+  id: d.id,
+  name: d.name,
+  integrationKey: d.key,
+  connectionId: null,
+  createdAt: d.createdAt,
+  lastActivityAt: d.lastActivityAt,
+  timezone: d.timezone,
+  statusInfo: activeStatus
+})
 
-const listItem = (d: DataSource) =>
-  Effect.map(lastActivityAt(d), (lastActivity) => ({
-    id: d.id,
-    name: d.name,
-    integrationKey: d.key,
-    connectionId: null,
-    createdAt: d.createdAt,
-    lastActivityAt: lastActivity,
-    timezone: d.timezone,
-    statusInfo: activeStatus
-  }))
+const detail = (d: DataSource) => ({
+  ...listItem(d),
+  accountId: d.accountId,
+  managedBy: d.createdBy,
+  syncInterval: d.syncInterval
+})
 
-const detail = (d: DataSource) =>
-  Effect.map(listItem(d), (item) => ({
-    ...item,
-    accountId: d.accountId,
-    managedBy: d.createdBy,
-    syncInterval: d.syncInterval
-  }))
-
-const respondDetail = (d: DataSource) => Effect.flatMap(detail(d), (data) => respond("success", { data }))
+const respondDetail = (d: DataSource) => respond("success", { data: detail(d) })
 
 /** @since 0.1.0 */
 export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSources", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        // Only API data sources exist here: a connection filter matches none of them.
-        const visible = urlParams.connectionId === undefined ? yield* listVisibleDataSources(principal) : []
-        return yield* respond("success", { data: yield* listPage(visible, urlParams, listItem) })
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((principal) =>
+          // Only API data sources exist here: a connection filter matches none of them.
+          urlParams.connectionId === undefined
+            ? listDataSources(principal, urlParams)
+            : Effect.succeed({ ...sliceOf(urlParams), found: { items: [], totalItems: 0 } })
+        ),
+        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
+        present
+      ))
     .handle("create", ({ headers, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        return yield* idempotent(
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        idempotent(
           headers["idempotency-key"],
           { payload, accountId: headers["x-account-id"] },
           createDataSource(principal, {
@@ -85,66 +78,61 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
             timezone: payload.timezone,
             integrationKey: payload.integrationKey
           }).pipe(Effect.flatMap(respondDetail))
-        )
-      }))
-    .handle("get", ({ path }) => CurrentPrincipal.pipe(Effect.flatMap((p) => visibleDataSource(p, path.id)), Effect.flatMap(respondDetail)))
+        )).pipe(present))
+    .handle("get", ({ path }) =>
+      CurrentPrincipal.pipe(Effect.flatMap((p) => visibleDataSource(p, path.id)), Effect.flatMap(respondDetail), present))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => updateDataSource(p, path.id, { name: payload.name })), Effect.flatMap(respondDetail)))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => updateDataSource(p, path.id, { name: payload.name })),
+        Effect.flatMap(respondDetail),
+        present
+      ))
     .handle("delete", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => deleteDataSource(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { message: `Data source ${d.id} and all its datasets were deleted` } }))
+        Effect.flatMap((d) => respond("success", { data: { message: `Data source ${d.id} and all its datasets were deleted` } })),
+        present
       ))
     .handle("purge", ({ headers, path }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        return yield* idempotent(
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        idempotent(
           headers["idempotency-key"],
           null,
           purgeDataSource(principal, path.id).pipe(
-            Effect.flatMap(({ dataSource, datasets }) =>
+            Effect.flatMap(({ dataSource, datasetCount }) =>
               respond("success", {
-                data: { message: `All data of data source ${dataSource.id} (${datasets.length} datasets) was removed` }
+                data: { message: `All data of data source ${dataSource.id} (${datasetCount} datasets) was removed` }
               })
             )
           )
-        )
-      }))
+        )).pipe(present))
     .handle("setTimezone", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const updated = yield* updateDataSource(principal, path.id, { timezone: payload.timezone })
-        const store = yield* Store
-        if (payload.applyToDatasets === true || payload.purgeData === true) {
-          const datasets = yield* store.datasetsOfDataSource(updated.id)
-          yield* Effect.forEach(datasets, (dataset) =>
-            Effect.zipRight(
-              payload.applyToDatasets === true ? store.updateDataset(dataset.id, { timezone: payload.timezone }) : Effect.void,
-              payload.purgeData === true ? store.purgeDataset(dataset.id) : Effect.void
-            ), { discard: true })
-        }
-        return yield* respondDetail(updated)
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDataSourceTimezone(p, path.id, payload)),
+        Effect.flatMap(respondDetail),
+        present
+      ))
     .handle("getPermissions", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataSource(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.permissions }))
+        Effect.flatMap((d) => respond("success", { data: d.permissions })),
+        present
       ))
     .handle("setPermissions", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const permissions = yield* resolvePermissions(principal, payload)
-        const updated = yield* updateDataSource(principal, path.id, { permissions })
-        return yield* respond("success", { data: updated.permissions })
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDataSourcePermissions(p, path.id, payload)),
+        Effect.flatMap((d) => respond("success", { data: d.permissions })),
+        present
+      ))
     .handle("setSyncFrequency", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const syncInterval = yield* checkSyncInterval(payload.syncInterval)
-        return yield* respondDetail(yield* updateDataSource(principal, path.id, { syncInterval }))
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDataSourceSyncInterval(p, path.id, payload.syncInterval)),
+        Effect.flatMap(respondDetail),
+        present
+      ))
     .handle("syncFrequencyOptions", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataSource(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } }))
+        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })),
+        present
       )))

@@ -8,25 +8,27 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
-import { CurrentPrincipal, type Principal } from "../../api/security.js"
-import { DisplayType, NumericDisplayTypes } from "../../api/v2/datasetSettings.js"
-import { isTimezone } from "../../timezones.js"
-import { canSee, requireRole } from "../auth.js"
-import { isoTimestamp } from "../clock.js"
-import { pageOf } from "../paging.js"
-import { invalidInput, respond } from "../request.js"
-import { updateDataset, visibleDataset } from "../services/datasets.js"
-import { checkSyncInterval, resolvePermissions, syncFrequencyOptions } from "../services/settings.js"
-import { type ColumnMetadata, type Dataset, Store, unverified } from "../store/Store.js"
+import { CurrentPrincipal } from "../../api/security.js"
+import { DisplayType } from "../../api/v2/datasetSettings.js"
+import { present } from "../errors.js"
+import { sliceOf } from "../paging.js"
+import { respond } from "../request.js"
+import { visibleDataset } from "../services/datasets.js"
+import {
+  columnMetadataOf,
+  lineageOf,
+  setDatasetPermissions,
+  setDatasetSyncInterval,
+  setDatasetTimezone,
+  setVerification,
+  syncFrequencyOptions,
+  updateColumnMetadata,
+  updateMetadata
+} from "../services/settings.js"
+import type { Dataset } from "../store/Store.js"
 import { respondDetail } from "./datasets.js"
-
-/** A visible dataset the principal may change: 404, then 403. */
-const editableDataset = (principal: Principal, id: string) =>
-  Effect.tap(visibleDataset(principal, id), () => requireRole(principal, "editor", "change datasets"))
-
-const noColumnMetadata: ColumnMetadata = { description: null, conceptType: null, synonyms: null, displayType: null }
 
 const isDisplayType = (value: string | null): value is typeof DisplayType.Type =>
   value !== null && (DisplayType.literals as ReadonlyArray<string>).includes(value)
@@ -34,7 +36,7 @@ const isDisplayType = (value: string | null): value is typeof DisplayType.Type =
 /** One entry per schema column, in schema order. */
 const columnMetadataItems = (d: Dataset) =>
   d.schema.map((column) => {
-    const meta = d.columnMetadata[column.id] ?? noColumnMetadata
+    const meta = columnMetadataOf(d, column.id)
     return {
       id: column.id,
       displayName: column.id,
@@ -46,144 +48,84 @@ const columnMetadataItems = (d: Dataset) =>
     }
   })
 
-/** Upstream nodes: the data source (when the principal may see it). */
-const lineageOf = (principal: Principal, d: Dataset) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const dataSource = yield* store.dataSource(d.dataSourceId)
-    const parents = Option.isSome(dataSource) && canSee(principal, dataSource.value)
-      ? [{ id: String(dataSource.value.id), name: dataSource.value.name, type: "dataSource" as const }]
-      : []
-    return { id: d.id, parents, children: [] }
-  })
-
 /** @since 0.1.0 */
 export const V2DatasetSettingsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetSettings", (handlers) =>
   handlers
     .handle("getMetadata", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.metadata }))
+        Effect.flatMap((d) => respond("success", { data: d.metadata })),
+        present
       ))
     .handle("updateMetadata", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const dataset = yield* editableDataset(principal, path.id)
-        const timeDimension = payload.defaultTimeDimension
-        if (typeof timeDimension === "string") {
-          const column = dataset.schema.find((c) => c.id === timeDimension)
-          if (column === undefined) {
-            return yield* invalidInput("defaultTimeDimension", `column "${timeDimension}" is not in the dataset schema`)
-          }
-          if (column.dataType !== "datetime") {
-            return yield* invalidInput(
-              "defaultTimeDimension",
-              `column "${timeDimension}" is a ${column.dataType} column; the default time dimension must be a datetime column`
-            )
-          }
-        }
-        const metadata = {
-          description: payload.description === undefined ? dataset.metadata.description : payload.description,
-          synonyms: payload.synonyms === undefined ? dataset.metadata.synonyms : payload.synonyms,
-          defaultTimeDimension: timeDimension === undefined ? dataset.metadata.defaultTimeDimension : timeDimension
-        }
-        const updated = yield* updateDataset(principal, dataset.id, { metadata })
-        return yield* respond("success", { data: updated.metadata })
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => updateMetadata(p, path.id, payload)),
+        Effect.flatMap((d) => respond("success", { data: d.metadata })),
+        present
+      ))
     .handle("getColumnMetadata", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: columnMetadataItems(d) } }))
+        Effect.flatMap((d) => respond("success", { data: { items: columnMetadataItems(d) } })),
+        present
       ))
     .handle("updateColumnMetadata", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const dataset = yield* editableDataset(principal, path.id)
-        // Everything is checked before anything changes.
-        for (const [i, change] of payload.columns.entries()) {
-          const column = dataset.schema.find((c) => c.id === change.id)
-          if (column === undefined) {
-            return yield* invalidInput(`columns[${i}].id`, `column "${change.id}" is not in the dataset schema`)
-          }
-          const displayType = change.displayType
-          if (displayType != null && NumericDisplayTypes.includes(displayType) && column.dataType !== "number") {
-            return yield* invalidInput(
-              `columns[${i}].displayType`,
-              `display type ${displayType} applies to number columns only; "${column.id}" is a ${column.dataType} column`
-            )
-          }
-        }
-        const columnMetadata: Record<string, ColumnMetadata> = { ...dataset.columnMetadata }
-        for (const change of payload.columns) {
-          const current = columnMetadata[change.id] ?? noColumnMetadata
-          columnMetadata[change.id] = {
-            description: change.description === undefined ? current.description : change.description,
-            conceptType: change.conceptType === undefined ? current.conceptType : change.conceptType,
-            synonyms: change.synonyms === undefined ? current.synonyms : change.synonyms,
-            displayType: change.displayType === undefined ? current.displayType : change.displayType
-          }
-        }
-        const updated = yield* updateDataset(principal, dataset.id, { columnMetadata })
-        return yield* respond("success", { data: { items: columnMetadataItems(updated) } })
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => updateColumnMetadata(p, path.id, payload.columns)),
+        Effect.flatMap((d) => respond("success", { data: { items: columnMetadataItems(d) } })),
+        present
+      ))
     .handle("setTimezone", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const dataset = yield* editableDataset(principal, path.id)
-        if (!isTimezone(payload.timezone)) {
-          return yield* invalidInput("timezone", `"${payload.timezone}" is not a known IANA time zone`)
-        }
-        const updated = yield* updateDataset(principal, dataset.id, { timezone: payload.timezone })
-        if (payload.purgeData === true) {
-          const store = yield* Store
-          yield* store.purgeDataset(updated.id)
-        }
-        return yield* respondDetail(updated)
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDatasetTimezone(p, path.id, payload.timezone, payload.purgeData === true)),
+        Effect.flatMap(respondDetail),
+        present
+      ))
     .handle("getPermissions", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.permissions }))
+        Effect.flatMap((d) => respond("success", { data: d.permissions })),
+        present
       ))
     .handle("setPermissions", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const dataset = yield* editableDataset(principal, path.id)
-        const permissions = yield* resolvePermissions(principal, payload)
-        const updated = yield* updateDataset(principal, dataset.id, { permissions })
-        return yield* respond("success", { data: updated.permissions })
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDatasetPermissions(p, path.id, payload)),
+        Effect.flatMap((d) => respond("success", { data: d.permissions })),
+        present
+      ))
     .handle("getVerification", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.verification }))
+        Effect.flatMap((d) => respond("success", { data: d.verification })),
+        present
       ))
     .handle("setVerification", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const verification = payload.isVerified
-          ? { isVerified: true, verifiedAt: isoTimestamp(), verifiedBy: { id: principal.userId, name: principal.userName } }
-          : unverified
-        const updated = yield* updateDataset(principal, path.id, { verification })
-        return yield* respond("success", { data: updated.verification })
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setVerification(p, path.id, payload.isVerified)),
+        Effect.flatMap((d) => respond("success", { data: d.verification })),
+        present
+      ))
     .handle("setSyncFrequency", ({ path, payload }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const dataset = yield* editableDataset(principal, path.id)
-        const syncInterval = yield* checkSyncInterval(payload.syncInterval)
-        return yield* respondDetail(yield* updateDataset(principal, dataset.id, { syncInterval }))
-      }))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDatasetSyncInterval(p, path.id, payload.syncInterval)),
+        Effect.flatMap(respondDetail),
+        present
+      ))
     .handle("syncFrequencyOptions", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } }))
+        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })),
+        present
       ))
     // Datasets fed through the API are never synced: their history is always empty.
     .handle("syncHistory", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap(() => respond("success", { data: pageOf([], urlParams) }))
+        Effect.flatMap(() => {
+          const { page, pageSize } = sliceOf(urlParams)
+          return respond("success", { data: { items: [], pagination: { page, pageSize, totalItems: 0 } } })
+        }),
+        present
       ))
     .handle("syncStatistics", ({ path }) =>
       CurrentPrincipal.pipe(
@@ -192,11 +134,12 @@ export const V2DatasetSettingsLive = HttpApiBuilder.group(TributaryApi, "v2Datas
           respond("success", {
             data: { avgSuccessDuration: null, dailyStatistics: [], lastSuccessfulUpdateAt: null, successRate: null }
           })
-        )
+        ),
+        present
       ))
     .handle("getLineage", ({ path }) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const dataset = yield* visibleDataset(principal, path.id)
-        return yield* respond("success", { data: yield* lineageOf(principal, dataset) })
-      })))
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => Effect.flatMap(visibleDataset(p, path.id), (d) => lineageOf(p, d))),
+        Effect.flatMap((data) => respond("success", { data })),
+        present
+      )))

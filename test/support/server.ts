@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import { defaultRetryPolicy, Transport, TributaryClient, type ClientConfig } from "../../src/client/index.js"
 import * as ReferenceServer from "../../src/server/http.js"
 import type { Seed } from "../../src/server/seed.js"
+import { storeLayer, testStoreKind } from "./stores.js"
 
 /** Two organizations: Acme (admin, editor, viewer; two accounts) and Globex (admin). */
 export const testSeed: Seed = {
@@ -29,7 +30,10 @@ export const testSeed: Seed = {
 
 export class ServerUrl extends Context.Tag("test/ServerUrl")<ServerUrl, string>() {}
 
-/** The reference server with `testSeed`; provides its URL and one shared HTTP client. */
+/**
+ * The reference server with `testSeed`; provides its URL and one shared HTTP client. Its store
+ * is the one `TRIBUTARY_TEST_STORE` names (memory unless `postgres`), fresh for each layer.
+ */
 export const serverLayer = (options: Partial<ReferenceServer.ServerOptions> = {}) =>
   Layer.effect(ServerUrl, Effect.map(HttpServer.HttpServer, (server) => ReferenceServer.serverUrl(server.address))).pipe(
     Layer.merge(Transport.layer(defaultRetryPolicy.attemptTimeout)),
@@ -39,6 +43,7 @@ export const serverLayer = (options: Partial<ReferenceServer.ServerOptions> = {}
         port: 0,
         seed: testSeed,
         maxBodyBytes: ReferenceServer.defaultMaxBodyBytes,
+        store: storeLayer(testStoreKind()),
         ...options
       })
     )

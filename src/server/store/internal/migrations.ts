@@ -1,0 +1,121 @@
+/**
+ * The Postgres store's tables, as `@effect/sql` migrations (run at start-up, see `sql.ts`).
+ *
+ * Rows are `jsonb` (one per stored row, with its JSON size beside it, so that a dataset's size
+ * is kept without reading its rows); a row's `seq` is its place in storage order, and `key`
+ * its primary-key string (null without a primary key): a unique index on it makes the
+ * primary-key overwrite one upsert. An ingestion's records wait as `json` (kept as sent, key
+ * order included: columns are inferred in that order) until a worker completes it.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+
+const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    // Case- and accent-insensitive order for names and text columns, as the memory store's
+    // Intl.Collator with sensitivity "base"; ties are broken by storage order.
+    sql`CREATE COLLATION IF NOT EXISTS tributary_base (provider = icu, locale = 'und-u-ks-level1', deterministic = false)`,
+    sql`CREATE TABLE organizations (
+      id serial PRIMARY KEY,
+      name text NOT NULL UNIQUE
+    )`,
+    sql`CREATE TABLE accounts (
+      id serial PRIMARY KEY,
+      organization_id int NOT NULL REFERENCES organizations ON DELETE CASCADE,
+      name text NOT NULL,
+      account_type text NOT NULL,
+      UNIQUE (organization_id, name)
+    )`,
+    sql`CREATE TABLE users (
+      id serial PRIMARY KEY,
+      organization_id int NOT NULL REFERENCES organizations ON DELETE CASCADE,
+      name text NOT NULL,
+      email text NOT NULL,
+      role text NOT NULL,
+      UNIQUE (organization_id, email)
+    )`,
+    sql`CREATE TABLE api_keys (
+      key text PRIMARY KEY,
+      user_id int NOT NULL REFERENCES users ON DELETE CASCADE
+    )`,
+    sql`CREATE TABLE data_sources (
+      id serial PRIMARY KEY,
+      organization_id int NOT NULL,
+      account_id int NOT NULL,
+      name text NOT NULL,
+      timezone text NOT NULL,
+      created_at text NOT NULL,
+      key text NOT NULL,
+      created_by jsonb NOT NULL,
+      sync_interval int,
+      permissions jsonb NOT NULL
+    )`,
+    sql`CREATE INDEX data_sources_organization ON data_sources (organization_id, id)`,
+    sql`CREATE TABLE datasets (
+      id uuid PRIMARY KEY,
+      organization_id int NOT NULL,
+      data_source_id int NOT NULL REFERENCES data_sources ON DELETE CASCADE,
+      name text NOT NULL,
+      created_at text NOT NULL,
+      primary_key jsonb NOT NULL,
+      schema jsonb NOT NULL,
+      created_by jsonb NOT NULL,
+      timezone text,
+      sync_interval int,
+      permissions jsonb NOT NULL,
+      verification jsonb NOT NULL,
+      metadata jsonb NOT NULL,
+      column_metadata jsonb NOT NULL,
+      row_count bigint NOT NULL DEFAULT 0,
+      size bigint NOT NULL DEFAULT 0,
+      next_seq bigint NOT NULL DEFAULT 0,
+      last_success_at text,
+      ordinal bigserial
+    )`,
+    sql`CREATE INDEX datasets_organization ON datasets (organization_id, ordinal)`,
+    sql`CREATE INDEX datasets_data_source ON datasets (data_source_id, ordinal)`,
+    sql`CREATE TABLE dataset_rows (
+      dataset_id uuid NOT NULL REFERENCES datasets ON DELETE CASCADE,
+      seq bigint NOT NULL,
+      key text,
+      data jsonb NOT NULL,
+      size int NOT NULL,
+      PRIMARY KEY (dataset_id, seq)
+    )`,
+    sql`CREATE UNIQUE INDEX dataset_rows_key ON dataset_rows (dataset_id, key) WHERE key IS NOT NULL`,
+    sql`CREATE TABLE ingestions (
+      id uuid PRIMARY KEY,
+      seq bigserial NOT NULL,
+      dataset_id uuid NOT NULL REFERENCES datasets ON DELETE CASCADE,
+      status text NOT NULL,
+      initiated_at text NOT NULL,
+      initiated_by jsonb NOT NULL,
+      duration int,
+      counts jsonb NOT NULL,
+      dataset_stats jsonb,
+      problems json NOT NULL DEFAULT '[]',
+      failure text,
+      records json,
+      lease_owner text,
+      lease_until bigint
+    )`,
+    sql`CREATE INDEX ingestions_dataset ON ingestions (dataset_id, seq DESC)`,
+    sql`CREATE INDEX ingestions_pending ON ingestions (seq) WHERE status IN ('queued', 'processing')`,
+    sql`CREATE TABLE idempotency_keys (
+      scope text PRIMARY KEY,
+      fingerprint text NOT NULL,
+      answer json,
+      stored_at bigint NOT NULL
+    )`
+  ], { discard: true, concurrency: 1 }))
+
+/**
+ * Every migration, by id and name.
+ *
+ * @since 0.1.0
+ */
+export const migrations = {
+  "1_initial": initial
+}

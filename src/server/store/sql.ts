@@ -1,0 +1,740 @@
+/**
+ * The durable store: everything in Postgres (`@effect/sql-pg`), so that a restart keeps it
+ * and several server processes on one database behave as one service.
+ *
+ * - Tables live in a schema of their own (`tributary` by default), created with the
+ *   migrations at start-up; start-ups of several processes at once take turns on an advisory
+ *   lock.
+ * - Lists, rows pages and sorts are queries: filter, sort and page in SQL.
+ * - The ingestion queue is the `ingestions` table: a worker claims the oldest queued
+ *   ingestion (or one whose lease ran out) with `FOR UPDATE SKIP LOCKED`, and completes it in
+ *   one transaction that holds the dataset's row lock and checks the lease is still its own,
+ *   so that every accepted ingestion ends exactly once, whichever process finishes it. A new
+ *   ingestion is announced with `NOTIFY` (delivered at commit) so that idle workers of every
+ *   process wake at once; they also look every second, for leases that ran out.
+ * - Idempotency: the claim is an insert into a table keyed by the request's scope, in the
+ *   same transaction as the request's own writes. A second request with the same key waits on
+ *   the first one's uncommitted row and then reads its answer: never two executions.
+ *
+ * @since 0.1.0
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { randomUUID } from "node:crypto"
+import { Clock, Config, Effect, Layer, Option, Redacted, Stream } from "effect"
+import * as Pg from "pg"
+import type { Column, Row } from "../../records.js"
+import type { Principal, Role } from "../../api/security.js"
+import { isoTimestamp } from "../clock.js"
+import { migrations } from "./internal/migrations.js"
+import { keysOf, planRows } from "./internal/rows.js"
+import {
+  type Account,
+  type ClaimedIngestion,
+  type DataSource,
+  type Dataset,
+  type DatasetStats,
+  IdempotencyKeyReused,
+  type Ingestion,
+  type IngestionStatus,
+  type ListQuery,
+  type Organization,
+  type Slice,
+  statsOf,
+  Store,
+  StoreError,
+  type StoreService,
+  type User
+} from "./Store.js"
+
+/**
+ * @since 0.1.0
+ */
+export interface SqlStoreOptions {
+  /** `postgres://user:password@host:port/database`. */
+  readonly url: Redacted.Redacted
+  /** The Postgres schema that holds the tables (created if missing). */
+  readonly schema?: string | undefined
+  readonly maxConnections?: number | undefined
+}
+
+/** The default schema. @since 0.1.0 */
+export const defaultSchema = "tributary"
+
+const ingestionChannel = "tributary_ingestions"
+
+/** Arbitrary, fixed: the advisory lock that start-ups take turns on. */
+const migrationLock = 7_236_110_411
+
+/**
+ * SQLSTATE classes of requests the database refused for what they are (syntax, data,
+ * constraints): the server's own failure, 500. Anything else (connections refused, reset,
+ * terminated, a database shutting down) may pass: 503, retryable.
+ */
+const requestFaultClasses = new Set(["22", "23", "42"])
+
+const toStoreError = (error: SqlError): StoreError => {
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  const failed = typeof code === "string" && requestFaultClasses.has(code.slice(0, 2))
+  const detail = error.cause instanceof Error ? error.cause.message : String(error.cause)
+  return new StoreError({
+    reason: failed ? "Failed" : "Unavailable",
+    message: `${error.message}: ${detail}`,
+    cause: error.cause
+  })
+}
+
+/** Maps the SQL errors of a store call to `StoreError`, once, at the edge. */
+const storeCall = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | StoreError, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is SqlError => (e as { _tag?: unknown })._tag === "SqlError",
+    (e) => Effect.fail(toStoreError(e))
+  ) as Effect.Effect<A, Exclude<E, SqlError> | StoreError, R>
+
+// ---- rows of the tables, as they come out of pg ---------------------------------------------
+
+interface DataSourceRecord {
+  readonly id: number
+  readonly organization_id: number
+  readonly account_id: number
+  readonly name: string
+  readonly timezone: string
+  readonly created_at: string
+  readonly key: string
+  readonly created_by: DataSource["createdBy"]
+  readonly sync_interval: number | null
+  readonly permissions: DataSource["permissions"]
+  readonly last_activity_at: string | null
+}
+
+const toDataSource = (r: DataSourceRecord): DataSource => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  accountId: r.account_id,
+  name: r.name,
+  timezone: r.timezone,
+  createdAt: r.created_at,
+  key: r.key,
+  createdBy: r.created_by,
+  syncInterval: r.sync_interval,
+  permissions: r.permissions,
+  lastActivityAt: r.last_activity_at
+})
+
+interface DatasetRecord {
+  readonly id: string
+  readonly organization_id: number
+  readonly data_source_id: number
+  readonly name: string
+  readonly created_at: string
+  readonly primary_key: ReadonlyArray<string>
+  readonly schema: ReadonlyArray<Column>
+  readonly created_by: Dataset["createdBy"]
+  readonly timezone: string | null
+  readonly sync_interval: number | null
+  readonly permissions: Dataset["permissions"]
+  readonly verification: Dataset["verification"]
+  readonly metadata: Dataset["metadata"]
+  readonly column_metadata: Dataset["columnMetadata"]
+  readonly row_count: number
+  readonly size: number
+  readonly next_seq: number
+  readonly last_success_at: string | null
+  readonly last_ingestion_id: string | null
+  readonly last_ingestion_at: string | null
+  readonly last_status: IngestionStatus | null
+}
+
+const toDataset = (r: DatasetRecord): Dataset => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  dataSourceId: r.data_source_id,
+  name: r.name,
+  createdAt: r.created_at,
+  primaryKey: r.primary_key,
+  schema: r.schema,
+  createdBy: r.created_by,
+  timezone: r.timezone,
+  syncInterval: r.sync_interval,
+  permissions: r.permissions,
+  verification: r.verification,
+  metadata: r.metadata,
+  columnMetadata: r.column_metadata,
+  rowCount: r.row_count,
+  size: r.size,
+  activity: r.last_ingestion_id === null ? null : {
+    lastIngestionId: r.last_ingestion_id,
+    lastIngestionAt: r.last_ingestion_at!,
+    lastStatus: r.last_status!,
+    lastSuccessAt: r.last_success_at
+  }
+})
+
+interface IngestionRecord {
+  readonly id: string
+  readonly dataset_id: string
+  readonly status: IngestionStatus
+  readonly initiated_at: string
+  readonly initiated_by: Ingestion["initiatedBy"]
+  readonly duration: number | null
+  readonly counts: Ingestion["counts"]
+  readonly dataset_stats: DatasetStats | null
+  readonly problems: Ingestion["problems"]
+  readonly failure: string | null
+}
+
+const toIngestion = (r: IngestionRecord): Ingestion => ({
+  id: r.id,
+  datasetId: r.dataset_id,
+  status: r.status,
+  initiatedAt: r.initiated_at,
+  initiatedBy: r.initiated_by,
+  duration: r.duration,
+  counts: r.counts,
+  datasetStats: r.dataset_stats,
+  problems: r.problems,
+  failure: r.failure
+})
+
+/** The columns of an ingestion without its waiting records. */
+const ingestionColumns = "id, dataset_id, status, initiated_at, initiated_by, duration, counts, dataset_stats, problems, failure"
+
+/**
+ * Builds the store over a Postgres client whose connections use the store's schema.
+ *
+ * @since 0.1.0
+ */
+export const make = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+
+  const json = (value: unknown) => JSON.stringify(value)
+
+  // ---- fragments --------------------------------------------------------------------------
+
+  /** A dataset with its latest ingestion (one index probe per dataset). */
+  const datasetSelect = sql`
+    SELECT d.id, d.organization_id, d.data_source_id, d.name, d.created_at, d.primary_key, d.schema,
+      d.created_by, d.timezone, d.sync_interval, d.permissions, d.verification, d.metadata,
+      d.column_metadata, d.row_count::float8 AS row_count, d.size::float8 AS size,
+      d.next_seq::float8 AS next_seq, d.last_success_at,
+      l.id AS last_ingestion_id, l.initiated_at AS last_ingestion_at, l.status AS last_status
+    FROM datasets d
+    LEFT JOIN LATERAL (
+      SELECT i.id, i.initiated_at, i.status FROM ingestions i WHERE i.dataset_id = d.id ORDER BY i.seq DESC LIMIT 1
+    ) l ON true`
+
+  /** A data source with the newest ingestion into any of its datasets. */
+  const dataSourceSelect = sql`
+    SELECT s.id, s.organization_id, s.account_id, s.name, s.timezone, s.created_at, s.key, s.created_by,
+      s.sync_interval, s.permissions,
+      (SELECT max(l.initiated_at) FROM datasets d CROSS JOIN LATERAL (
+        SELECT i.initiated_at FROM ingestions i WHERE i.dataset_id = d.id ORDER BY i.seq DESC LIMIT 1
+      ) l WHERE d.data_source_id = s.id) AS last_activity_at
+    FROM data_sources s`
+
+  /** `canSee` (visibility.ts) in SQL, over a table aliased `alias`. */
+  const visibleTo = (alias: string, viewer: ListQuery["viewer"]): Fragment => {
+    const t = sql.literal(alias)
+    return sql`${t}.organization_id = ${viewer.organizationId} AND (
+      ${viewer.role} = 'admin'
+      OR (${t}.created_by->>'id')::int = ${viewer.userId}
+      OR ${t}.permissions->>'accessLevel' = 'everyone'
+      OR (${t}.permissions->>'accessLevel' = 'selectedUsers'
+        AND ${t}.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
+  }
+
+  const searchIn = (alias: string, search: string | undefined): Fragment =>
+    search === undefined ? sql`true` : sql`strpos(lower(${sql.literal(alias)}.name), lower(${search})) > 0`
+
+  const direction = (order: "asc" | "desc") => sql.literal(order === "desc" ? "DESC NULLS LAST" : "ASC NULLS LAST")
+
+  const listOrder = (
+    query: ListQuery,
+    alias: string,
+    lastActivity: string,
+    storageOrder: string
+  ): Fragment => {
+    const sort = query.sort
+    if (sort === undefined) return sql.literal(storageOrder)
+    const value = sort.by === "name"
+      ? sql.literal(`${alias}.name COLLATE tributary_base`)
+      : sort.by === "createdAt"
+      ? sql.literal(`${alias}.created_at`)
+      : sql.literal(lastActivity)
+    return sql`${value} ${direction(sort.order)}, ${sql.literal(storageOrder)}`
+  }
+
+  const byId = <R, A>(rows: ReadonlyArray<R>, f: (r: R) => A) => Option.map(Option.fromNullable(rows[0]), f)
+
+  const notifyIngestion = sql`SELECT pg_notify(${ingestionChannel}, '')`
+
+  const wakeUps = yield* Effect.makeSemaphore(0)
+
+  // Idle workers wake on a NOTIFY from any process; the listener reconnects if the database
+  // goes away, and workers look every second anyway (leases that ran out announce nothing).
+  yield* sql.listen(ingestionChannel).pipe(
+    Stream.runForEach(() => wakeUps.release(1)),
+    Effect.catchAll((error) => Effect.logDebug(`ingestion listener: ${error.message}`)),
+    Effect.zipRight(Effect.sleep("1 second")),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
+  const claimTimes = (owner: string, leaseMillis: number) =>
+    Effect.map(Clock.currentTimeMillis, (now) => ({ owner, now, until: now + leaseMillis }))
+
+  const holdsLease = (claim: ClaimedIngestion) =>
+    Effect.map(
+      sql<{ id: string }>`SELECT id FROM ingestions
+        WHERE id = ${claim.ingestion.id} AND status = 'processing' AND lease_owner = ${claim.owner}
+        FOR UPDATE`,
+      (rows) => rows.length > 0
+    )
+
+  const finish = (claim: ClaimedIngestion, set: Fragment) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`UPDATE ingestions SET ${set},
+          duration = ${Math.max(0, now - Date.parse(claim.ingestion.initiatedAt))},
+          records = NULL, lease_owner = NULL, lease_until = NULL
+        WHERE id = ${claim.ingestion.id}`)
+
+  const purgeWhere = (where: Fragment) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const ids = yield* sql<{ id: string }>`SELECT id FROM datasets WHERE ${where} FOR UPDATE`
+      if (ids.length === 0) return 0
+      const list = json(ids.map((r) => r.id))
+      const inList = sql`IN (SELECT jsonb_array_elements_text(${list}::jsonb)::uuid)`
+      yield* sql`DELETE FROM dataset_rows WHERE dataset_id ${inList}`
+      yield* sql`UPDATE datasets SET row_count = 0, size = 0 WHERE id ${inList}`
+      yield* sql`UPDATE ingestions SET status = 'purged', records = NULL
+        WHERE dataset_id ${inList} AND status = 'queued'`
+      return ids.length
+    }))
+
+  const service: StoreService = {
+    ensureOrganization: (name) =>
+      storeCall(Effect.map(
+        sql<Organization>`INSERT INTO organizations (name) VALUES (${name})
+          ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id, name`,
+        (rows) => rows[0]!
+      )),
+    ensureAccount: (organizationId, account) =>
+      storeCall(Effect.map(
+        sql<{ id: number; organization_id: number; name: string; account_type: Account["accountType"] }>`
+          INSERT INTO accounts (organization_id, name, account_type)
+          VALUES (${organizationId}, ${account.name}, ${account.accountType})
+          ON CONFLICT (organization_id, name) DO UPDATE SET account_type = EXCLUDED.account_type
+          RETURNING id, organization_id, name, account_type`,
+        ([r]) => ({ id: r!.id, organizationId: r!.organization_id, name: r!.name, accountType: r!.account_type })
+      )),
+    ensureUser: (organizationId, user) =>
+      storeCall(Effect.map(
+        sql<{ id: number; organization_id: number; name: string; email: string; role: Role }>`
+          INSERT INTO users (organization_id, name, email, role)
+          VALUES (${organizationId}, ${user.name}, ${user.email}, ${user.role})
+          ON CONFLICT (organization_id, email) DO UPDATE SET name = EXCLUDED.name, role = EXCLUDED.role
+          RETURNING id, organization_id, name, email, role`,
+        ([r]): User => ({ id: r!.id, organizationId: r!.organization_id, name: r!.name, email: r!.email, role: r!.role })
+      )),
+    ensureApiKey: (key, userId) =>
+      storeCall(Effect.asVoid(
+        sql`INSERT INTO api_keys (key, user_id) VALUES (${key}, ${userId})
+          ON CONFLICT (key) DO UPDATE SET user_id = EXCLUDED.user_id`
+      )),
+    principalByKey: (apiKey) =>
+      storeCall(Effect.map(
+        sql<{ user_id: number; user_name: string; organization_id: number; role: Role; default_account_id: number }>`
+          SELECT u.id AS user_id, u.name AS user_name, u.organization_id, u.role,
+            (SELECT min(a.id) FROM accounts a WHERE a.organization_id = u.organization_id) AS default_account_id
+          FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key = ${apiKey}`,
+        (rows) =>
+          byId(rows, (r): Principal => ({
+            userId: r.user_id,
+            userName: r.user_name,
+            organizationId: r.organization_id,
+            role: r.role,
+            defaultAccountId: r.default_account_id
+          }))
+      )),
+    accounts: (organizationId) =>
+      storeCall(Effect.map(
+        sql<{ id: number; organization_id: number; name: string; account_type: Account["accountType"] }>`
+          SELECT id, organization_id, name, account_type FROM accounts WHERE organization_id = ${organizationId} ORDER BY id`,
+        (rows) => rows.map((r) => ({ id: r.id, organizationId: r.organization_id, name: r.name, accountType: r.account_type }))
+      )),
+    account: (id) =>
+      storeCall(Effect.map(
+        sql<{ id: number; organization_id: number; name: string; account_type: Account["accountType"] }>`
+          SELECT id, organization_id, name, account_type FROM accounts WHERE id = ${id}`,
+        (rows) => byId(rows, (r) => ({ id: r.id, organizationId: r.organization_id, name: r.name, accountType: r.account_type }))
+      )),
+    users: (organizationId) =>
+      storeCall(Effect.map(
+        sql<{ id: number; organization_id: number; name: string; email: string; role: Role }>`
+          SELECT id, organization_id, name, email, role FROM users WHERE organization_id = ${organizationId} ORDER BY id`,
+        (rows) => rows.map((r): User => ({ id: r.id, organizationId: r.organization_id, name: r.name, email: r.email, role: r.role }))
+      )),
+
+    createDataSource: (input) =>
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          sql<{ id: number }>`INSERT INTO data_sources
+            (organization_id, account_id, name, timezone, created_at, key, created_by, sync_interval, permissions)
+            VALUES (${input.organizationId}, ${input.accountId}, ${input.name}, ${input.timezone}, ${isoTimestamp(now)},
+              ${input.key}, ${json(input.createdBy)}::jsonb, ${input.syncInterval}, ${json(input.permissions)}::jsonb)
+            RETURNING id`,
+          ([r]): DataSource => ({ ...input, id: r!.id, createdAt: isoTimestamp(now), lastActivityAt: null })
+        ))),
+    dataSource: (id) =>
+      storeCall(Effect.map(sql<DataSourceRecord>`${dataSourceSelect} WHERE s.id = ${id}`, (rows) => byId(rows, toDataSource))),
+    listDataSources: (query) => {
+      const where = sql`${visibleTo("s", query.viewer)} AND ${searchIn("s", query.search)}
+        AND ${query.accountId === undefined ? sql`true` : sql`s.account_id = ${query.accountId}`}`
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<DataSourceRecord>`SELECT * FROM (${dataSourceSelect}) s WHERE ${where}
+            ORDER BY ${listOrder(query, "s", "s.last_activity_at", "s.id")}
+            LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map(toDataSource)
+        ),
+        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM data_sources s WHERE ${where}`, ([r]) => r!.total)
+      }))
+    },
+    updateDataSource: (id, patch) =>
+      storeCall(Effect.gen(function*() {
+        const rows = yield* sql<{ id: number }>`UPDATE data_sources SET
+          name = coalesce(${patch.name ?? null}, name),
+          timezone = coalesce(${patch.timezone ?? null}, timezone),
+          sync_interval = ${patch.syncInterval === undefined ? sql`sync_interval` : sql`${patch.syncInterval}`},
+          permissions = coalesce(${patch.permissions === undefined ? null : json(patch.permissions)}::jsonb, permissions)
+          WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return Option.none()
+        return yield* service.dataSource(id)
+      })),
+    deleteDataSource: (id) => storeCall(Effect.asVoid(sql`DELETE FROM data_sources WHERE id = ${id}`)),
+    purgeDataSource: (id) => storeCall(purgeWhere(sql`data_source_id = ${id}`)),
+
+    createDataset: (input) =>
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const dataset: Dataset = {
+          ...input,
+          id: randomUUID(),
+          createdAt: isoTimestamp(now),
+          rowCount: 0,
+          size: 0,
+          activity: null
+        }
+        return Effect.as(
+          sql`INSERT INTO datasets (id, organization_id, data_source_id, name, created_at, primary_key, schema,
+              created_by, timezone, sync_interval, permissions, verification, metadata, column_metadata)
+            VALUES (${dataset.id}, ${dataset.organizationId}, ${dataset.dataSourceId}, ${dataset.name}, ${dataset.createdAt},
+              ${json(dataset.primaryKey)}::jsonb, ${json(dataset.schema)}::jsonb, ${json(dataset.createdBy)}::jsonb,
+              ${dataset.timezone}, ${dataset.syncInterval}, ${json(dataset.permissions)}::jsonb,
+              ${json(dataset.verification)}::jsonb, ${json(dataset.metadata)}::jsonb, ${json(dataset.columnMetadata)}::jsonb)`,
+          dataset
+        )
+      })),
+    dataset: (id) =>
+      storeCall(Effect.map(sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${id}::uuid`, (rows) => byId(rows, toDataset))),
+    listDatasets: (query) => {
+      const where = sql`${visibleTo("d", query.viewer)} AND ${searchIn("d", query.search)}
+        AND ${query.dataSourceId === undefined ? sql`true` : sql`d.data_source_id = ${query.dataSourceId}`}`
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<DatasetRecord>`${datasetSelect} WHERE ${where}
+            ORDER BY ${listOrder(query, "d", "l.initiated_at", "d.ordinal")}
+            LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map(toDataset)
+        ),
+        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM datasets d WHERE ${where}`, ([r]) => r!.total)
+      }))
+    },
+    updateDataset: (id, patch) =>
+      storeCall(Effect.gen(function*() {
+        const jsonOrKeep = (value: unknown, column: string) =>
+          value === undefined ? sql.literal(column) : sql`${json(value)}::jsonb`
+        const rows = yield* sql<{ id: string }>`UPDATE datasets SET
+          name = coalesce(${patch.name ?? null}, name),
+          timezone = ${patch.timezone === undefined ? sql`timezone` : sql`${patch.timezone}`},
+          sync_interval = ${patch.syncInterval === undefined ? sql`sync_interval` : sql`${patch.syncInterval}`},
+          permissions = ${jsonOrKeep(patch.permissions, "permissions")},
+          verification = ${jsonOrKeep(patch.verification, "verification")},
+          metadata = ${jsonOrKeep(patch.metadata, "metadata")},
+          column_metadata = ${jsonOrKeep(patch.columnMetadata, "column_metadata")}
+          WHERE id = ${id}::uuid RETURNING id`
+        if (rows.length === 0) return Option.none()
+        return yield* service.dataset(id)
+      })),
+    updateDatasetsOfDataSource: (dataSourceId, patch) =>
+      storeCall(
+        patch.timezone === undefined
+          ? Effect.void
+          : Effect.asVoid(sql`UPDATE datasets SET timezone = ${patch.timezone} WHERE data_source_id = ${dataSourceId}`)
+      ),
+    duplicateDataset: (id, name, createdBy) =>
+      storeCall(sql.withTransaction(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const copyId = randomUUID()
+        const copied = yield* sql`INSERT INTO datasets (id, organization_id, data_source_id, name, created_at, primary_key,
+            schema, created_by, timezone, sync_interval, permissions, verification, metadata, column_metadata,
+            row_count, size, next_seq)
+          SELECT ${copyId}::uuid, organization_id, data_source_id, ${name}, ${isoTimestamp(now)}, primary_key, schema,
+            ${json(createdBy)}::jsonb, timezone, sync_interval, permissions, verification, metadata, column_metadata,
+            row_count, size, next_seq
+          FROM datasets WHERE id = ${id}::uuid FOR SHARE
+          RETURNING id`
+        if (copied.length === 0) return Option.none()
+        yield* sql`INSERT INTO dataset_rows (dataset_id, seq, key, data, size)
+          SELECT ${copyId}::uuid, seq, key, data, size FROM dataset_rows WHERE dataset_id = ${id}::uuid`
+        return yield* service.dataset(copyId)
+      }))),
+    deleteDataset: (id) => storeCall(Effect.asVoid(sql`DELETE FROM datasets WHERE id = ${id}::uuid`)),
+    purgeDataset: (id) => storeCall(Effect.asVoid(purgeWhere(sql`id = ${id}::uuid`))),
+    rows: (datasetId, query) => {
+      const sort = query.sort
+      let order: Fragment = sql`seq`
+      if (sort !== undefined) {
+        const value = sort.column.dataType === "number"
+          ? sql`CASE WHEN jsonb_typeof(data->${sort.column.id}) = 'number' THEN (data->>${sort.column.id})::float8 END`
+          : sql`(CASE WHEN jsonb_typeof(data->${sort.column.id}) = 'string' THEN data->>${sort.column.id} END) COLLATE tributary_base`
+        order = sql`${value} ${direction(sort.order)}, seq`
+      }
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<{ data: Row }>`SELECT data FROM dataset_rows WHERE dataset_id = ${datasetId}::uuid
+            ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map((r) => r.data)
+        ),
+        totalItems: Effect.map(
+          sql<{ total: number }>`SELECT row_count::float8 AS total FROM datasets WHERE id = ${datasetId}::uuid`,
+          ([r]) => r?.total ?? 0
+        )
+      }))
+    },
+
+    createIngestion: (input, records) =>
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const ingestion: Ingestion = {
+          ...input,
+          id: randomUUID(),
+          status: "queued",
+          initiatedAt: isoTimestamp(now),
+          duration: null,
+          counts: { received: records.length, appended: 0, overwritten: 0, rejected: 0 },
+          datasetStats: null,
+          problems: [],
+          failure: null
+        }
+        return Effect.as(
+          Effect.zipRight(
+            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records)
+              VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
+                ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json)`,
+            // Inside a transaction (an idempotent request), delivered when it commits.
+            notifyIngestion
+          ),
+          ingestion
+        )
+      })),
+    ingestion: (id) =>
+      storeCall(Effect.map(
+        sql<IngestionRecord>`SELECT ${sql.literal(ingestionColumns)} FROM ingestions WHERE id = ${id}::uuid`,
+        (rows) => byId(rows, toIngestion)
+      )),
+    listIngestions: (datasetId, slice: Slice) =>
+      storeCall(Effect.all({
+        items: Effect.map(
+          sql<IngestionRecord>`SELECT ${sql.literal(ingestionColumns)} FROM ingestions WHERE dataset_id = ${datasetId}::uuid
+            ORDER BY seq DESC LIMIT ${slice.limit} OFFSET ${slice.offset}`,
+          (rows) => rows.map(toIngestion)
+        ),
+        totalItems: Effect.map(
+          sql<{ total: number }>`SELECT count(*)::int AS total FROM ingestions WHERE dataset_id = ${datasetId}::uuid`,
+          ([r]) => r!.total
+        )
+      })),
+    finishedIngestions: (datasetId) =>
+      storeCall(sql<{ status: IngestionStatus; initiatedAt: string; duration: number | null }>`
+        SELECT status, initiated_at AS "initiatedAt", duration FROM ingestions
+        WHERE dataset_id = ${datasetId}::uuid AND status IN ('success', 'failed') ORDER BY seq DESC`),
+    claimIngestion: (owner, leaseMillis) =>
+      storeCall(Effect.flatMap(claimTimes(owner, leaseMillis), ({ now, until }) =>
+        Effect.map(
+          sql<IngestionRecord & { records: ReadonlyArray<unknown> }>`UPDATE ingestions SET
+              status = 'processing', lease_owner = ${owner}, lease_until = ${until}
+            WHERE id = (
+              SELECT id FROM ingestions
+              WHERE status = 'queued' OR (status = 'processing' AND lease_until < ${now})
+              ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED
+            )
+            RETURNING ${sql.literal(ingestionColumns)}, records`,
+          (rows) => byId(rows, (r): ClaimedIngestion => ({ ingestion: toIngestion(r), records: r.records, owner }))
+        ))),
+    completeIngestion: (claim, decide) =>
+      storeCall(sql.withTransaction(Effect.gen(function*() {
+        if (!(yield* holdsLease(claim))) return false
+        const [record] = yield* sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${claim.ingestion.datasetId}::uuid FOR UPDATE OF d`
+        if (record === undefined) return false
+        const dataset = toDataset(record)
+        const decision = decide(dataset)
+        const keys = keysOf(decision.rows, dataset.primaryKey)
+        const stored = new Map<string, number>()
+        if (keys.length > 0) {
+          const found = yield* sql<{ key: string; size: number }>`SELECT key, size FROM dataset_rows
+            WHERE dataset_id = ${dataset.id}::uuid AND key IN (SELECT jsonb_array_elements_text(${json(keys)}::jsonb))`
+          for (const { key, size } of found) stored.set(key, size)
+        }
+        const plan = planRows(decision.rows, dataset.primaryKey, (key) => stored.get(key))
+        const nextSeq = record.next_seq
+        if (plan.writes.length > 0) {
+          const writes = json(plan.writes.map((w, i) => ({ seq: nextSeq + i, key: w.key, data: w.row, size: w.size })))
+          yield* sql`INSERT INTO dataset_rows (dataset_id, seq, key, data, size)
+            SELECT ${dataset.id}::uuid, w.seq, w.key, w.data, w.size
+            FROM jsonb_to_recordset(${writes}::jsonb) AS w(seq bigint, key text, data jsonb, size int)
+            ON CONFLICT (dataset_id, key) WHERE key IS NOT NULL DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size`
+        }
+        const updated: Dataset = {
+          ...dataset,
+          schema: decision.newColumns.length > 0 ? [...dataset.schema, ...decision.newColumns] : dataset.schema,
+          rowCount: dataset.rowCount + plan.rowDelta,
+          size: dataset.size + plan.bytesDelta
+        }
+        yield* sql`UPDATE datasets SET schema = ${json(updated.schema)}::jsonb, row_count = ${updated.rowCount},
+            size = ${updated.size}, next_seq = ${nextSeq + plan.writes.length},
+            last_success_at = GREATEST(last_success_at, ${claim.ingestion.initiatedAt})
+          WHERE id = ${dataset.id}::uuid`
+        yield* finish(
+          claim,
+          sql`status = 'success', counts = ${
+            json({
+              received: claim.records.length,
+              appended: plan.appended,
+              overwritten: plan.overwritten,
+              rejected: decision.problems.length
+            })
+          }::jsonb, dataset_stats = ${json(statsOf(updated))}::jsonb, problems = ${json(decision.problems)}::json`
+        )
+        return true
+      }))),
+    failIngestion: (claim, failure) =>
+      storeCall(sql.withTransaction(Effect.gen(function*() {
+        if (!(yield* holdsLease(claim))) return false
+        yield* finish(claim, sql`status = 'failed', failure = ${failure}`)
+        return true
+      }))),
+    awaitIngestions: Effect.asVoid(Effect.timeout(wakeUps.take(1), "1 second").pipe(Effect.option)),
+
+    once: ({ fingerprint, key, scope, windowMillis }, execute) =>
+      storeCall(sql.withTransaction(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        yield* sql`DELETE FROM idempotency_keys WHERE scope = ${scope} AND stored_at < ${now - windowMillis}`
+        // Waits while another transaction holds an uncommitted claim on the same scope.
+        const claimed = yield* sql`INSERT INTO idempotency_keys (scope, fingerprint, stored_at)
+          VALUES (${scope}, ${fingerprint}, ${now}) ON CONFLICT (scope) DO NOTHING RETURNING scope`
+        if (claimed.length === 0) {
+          const [existing] = yield* sql<{ fingerprint: string; answer: unknown }>`
+            SELECT fingerprint, answer FROM idempotency_keys WHERE scope = ${scope}`
+          if (existing === undefined || existing.answer === null) {
+            return yield* Effect.fail(new StoreError({ reason: "Unavailable", message: "idempotency record changed meanwhile" }))
+          }
+          if (existing.fingerprint !== fingerprint) return yield* Effect.fail(new IdempotencyKeyReused({ key }))
+          return { answer: existing.answer as any, replayed: true }
+        }
+        const answer = yield* execute
+        const settledAt = yield* Clock.currentTimeMillis
+        yield* sql`UPDATE idempotency_keys SET answer = ${json(answer)}::json, stored_at = ${settledAt} WHERE scope = ${scope}`
+        return { answer, replayed: false }
+      })))
+  }
+  return service
+})
+
+const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
+
+/**
+ * A Postgres client whose connections put `schema` first on their search path.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const clientLayer = (options: SqlStoreOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreError> => {
+  const schema = options.schema ?? defaultSchema
+  if (!schemaName.test(schema)) {
+    return Layer.fail(new StoreError({ reason: "Failed", message: `invalid schema name "${schema}": lower-case letters, digits and _` }))
+  }
+  return Layer.mapError(PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.sync(() =>
+        new Pg.Pool({
+          connectionString: Redacted.value(options.url),
+          max: options.maxConnections ?? 10,
+          connectionTimeoutMillis: 5_000,
+          options: `-c search_path=${schema}`,
+          application_name: "tributary"
+        })
+      ),
+      (pool) => Effect.promise(() => pool.end())
+    )
+  }), toStoreError)
+}
+
+/**
+ * Creates the schema and runs the migrations, one process at a time.
+ *
+ * @since 0.1.0
+ */
+export const migrate = (schema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${migrationLock})`
+        yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
+        // The migrator would find out whether its table exists with a query that fails when it
+        // does not, and a failed query ends the transaction this runs in: made here first.
+        yield* sql`CREATE TABLE IF NOT EXISTS tributary_migrations (
+          migration_id integer PRIMARY KEY,
+          created_at timestamp with time zone NOT NULL DEFAULT now(),
+          name text NOT NULL
+        )`
+        return yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "tributary_migrations" })
+      })
+    ))
+
+/**
+ * The Postgres store: connects, migrates, and serves from the database at `url`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: SqlStoreOptions): Layer.Layer<Store, StoreError> =>
+  Layer.scoped(
+    Store,
+    migrate(options.schema ?? defaultSchema).pipe(
+      Effect.mapError((error) =>
+        error._tag === "SqlError"
+          ? toStoreError(error)
+          : new StoreError({ reason: "Failed", message: `migrations failed: ${error.message}`, cause: error })
+      ),
+      Effect.zipRight(make)
+    )
+  ).pipe(Layer.provide(clientLayer(options)))
+
+/**
+ * The Postgres store from `TRIBUTARY_DATABASE_URL` (and `TRIBUTARY_DATABASE_SCHEMA`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = Layer.unwrapEffect(
+  Effect.map(
+    Config.all({
+      url: Config.redacted("TRIBUTARY_DATABASE_URL"),
+      schema: Config.string("TRIBUTARY_DATABASE_SCHEMA").pipe(Config.withDefault(defaultSchema))
+    }),
+    layer
+  )
+)

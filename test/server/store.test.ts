@@ -7,7 +7,6 @@ import { Deferred, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import type { Row } from "../../src/records.js"
 import { decideIngestion } from "../../src/server/services/ingestions.js"
 import {
-  type ClaimedIngestion,
   defaultPermissions,
   emptyMetadata,
   type NewDataset,

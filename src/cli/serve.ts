@@ -5,10 +5,12 @@
  */
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import * as HttpServer from "@effect/platform/HttpServer"
-import { Console, Context, Effect, Either, Layer, Option } from "effect"
+import { Config, Console, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { formatFaults, parseFaults } from "../server/faults.js"
 import * as ReferenceServer from "../server/http.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
+import * as SqlStore from "../server/store/sql.js"
+import { StoreError } from "../server/store/Store.js"
 import { positiveInteger } from "./options.js"
 
 const host = Options.text("host").pipe(
@@ -45,6 +47,47 @@ const faults = Options.text("faults").pipe(
     "Inject faults into API requests, e.g. 5xx=0.05,429=0.02,retry-after=1,latency=5-20ms,drop=0.01,max-body=1mb,seed=7,after=10"
   )
 )
+
+const databaseUrl = Options.redacted("database-url").pipe(
+  Options.withFallbackConfig(Config.redacted("TRIBUTARY_DATABASE_URL")),
+  Options.optional,
+  Options.withDescription(
+    "Keep everything in this Postgres database (postgres://user:password@host:port/db; or TRIBUTARY_DATABASE_URL) " +
+      "instead of in memory: durable, and shared by every server started with the same URL"
+  )
+)
+const databaseSchema = Options.text("database-schema").pipe(
+  Options.withFallbackConfig(Config.string("TRIBUTARY_DATABASE_SCHEMA")),
+  Options.withDefault(SqlStore.defaultSchema),
+  Options.withDescription("The Postgres schema that holds the tables (created if missing)")
+)
+const workers = positiveInteger("workers").pipe(
+  Options.optional,
+  Options.withDescription("Ingestion workers in this process (default: 1 in memory, 4 with --database-url)")
+)
+const ingestionLease = Options.text("ingestion-lease").pipe(
+  Options.withDefault("30 seconds"),
+  Options.mapEffect((text) => {
+    const parsed = Duration.decodeUnknown(text)
+    return Option.isSome(parsed) && Duration.toMillis(parsed.value) >= 100
+      ? Effect.succeed(Duration.toMillis(parsed.value))
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Invalid --ingestion-lease "${text}": a duration of at least 100 millis, e.g. "30 seconds"`)))
+  }),
+  Options.withDescription(
+    "How long a worker holds an ingestion it took: if its server dies, another server finishes the ingestion after this"
+  )
+)
+
+/** The URL without its password, to say where the data is. */
+const describeUrl = (url: Redacted.Redacted): string => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    if (parsed.password !== "") parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return "(the given URL)"
+  }
+}
 
 /**
  * The seed to start with: the file's, or the default organization; `--api-key` adds an
@@ -86,16 +129,28 @@ const firstRequest = (url: string, key: string) =>
 /** @since 0.1.0 */
 export const serveCommand = Command.make(
   "serve",
-  { host, port, apiKey, seed, maxBodyBytes, faults },
+  { host, port, apiKey, seed, maxBodyBytes, faults, databaseUrl, databaseSchema, workers, ingestionLease },
   (options) =>
     Effect.gen(function*() {
       const resolved = yield* resolveSeed(options.seed, options.apiKey)
+      const durable = Option.getOrUndefined(options.databaseUrl)
       const server = ReferenceServer.layer({
         host: options.host,
         port: options.port,
         seed: resolved.seed,
         maxBodyBytes: options.maxBodyBytes,
-        faults: Option.getOrUndefined(options.faults)
+        faults: Option.getOrUndefined(options.faults),
+        store: durable === undefined
+          ? undefined
+          : SqlStore.layer({ url: durable, schema: options.databaseSchema }).pipe(
+            Layer.mapError((error) =>
+              new StoreError({ reason: error.reason, message: `cannot use the database at ${describeUrl(durable)}: ${error.message}`, cause: error.cause })
+            )
+          ),
+        workers: {
+          workers: Option.getOrElse(options.workers, () => durable === undefined ? 1 : 4),
+          leaseMillis: options.ingestionLease
+        }
       })
       yield* Effect.gen(function*() {
         const context = yield* Layer.build(server)
@@ -103,6 +158,9 @@ export const serveCommand = Command.make(
         const lines = [
           `tributary reference server listening on ${url}`,
           `  OpenAPI ${url}/openapi.json  docs ${url}/docs`,
+          durable === undefined
+            ? "  store: memory (everything is lost on exit; --database-url keeps it in Postgres)"
+            : `  store: Postgres ${describeUrl(durable)} (schema ${options.databaseSchema})`,
           ...Option.toArray(Option.map(options.faults, (active) => `  faults ${formatFaults(active)}`))
         ]
         if (Option.isSome(resolved.adminKey)) {

@@ -61,9 +61,15 @@ const databaseSchema = Options.text("database-schema").pipe(
   Options.withDefault(SqlStore.defaultSchema),
   Options.withDescription("The Postgres schema that holds the tables (created if missing)")
 )
-const workers = positiveInteger("workers").pipe(
+const workers = Options.integer("workers").pipe(
+  Options.mapEffect((n) =>
+    n >= 0 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--workers must be 0 or more, got ${n}`)))
+  ),
   Options.optional,
-  Options.withDescription("Ingestion workers in this process (default: 1 in memory, 4 with --database-url)")
+  Options.withDescription(
+    "Ingestion workers in this process (default: 1 in memory, 4 with --database-url); 0 with --database-url: " +
+      "this server accepts ingestions and the other servers on the database process them"
+  )
 )
 const ingestionLease = Options.text("ingestion-lease").pipe(
   Options.withDefault("30 seconds"),
@@ -134,6 +140,12 @@ export const serveCommand = Command.make(
     Effect.gen(function*() {
       const resolved = yield* resolveSeed(options.seed, options.apiKey)
       const durable = Option.getOrUndefined(options.databaseUrl)
+      if (durable === undefined && Option.contains(options.workers, 0)) {
+        // A usage error found after parsing: said here, since only parse errors are printed for us.
+        const problem = "--workers 0 needs --database-url: in memory, nothing else would process the ingestions"
+        yield* Console.error(`tributary: ${problem}`)
+        return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p(problem)))
+      }
       const server = ReferenceServer.layer({
         host: options.host,
         port: options.port,

@@ -48,7 +48,7 @@ export const startServe = (args: ReadonlyArray<string>, timeoutMs = 20_000): Pro
     }, timeoutMs)
     const stop = () =>
       new Promise<void>((done) => {
-        if (child.exitCode !== null) return done()
+        if (child.exitCode !== null || child.signalCode !== null) return done()
         child.once("close", () => done())
         child.kill("SIGTERM")
       })

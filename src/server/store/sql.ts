@@ -668,15 +668,19 @@ export const clientLayer = (options: SqlStoreOptions): Layer.Layer<PgClient.PgCl
   }
   return Layer.mapError(PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
-      Effect.sync(() =>
-        new Pg.Pool({
+      Effect.sync(() => {
+        const pool = new Pg.Pool({
           connectionString: Redacted.value(options.url),
           max: options.maxConnections ?? 10,
           connectionTimeoutMillis: 5_000,
           options: `-c search_path=${schema}`,
           application_name: "tributary"
         })
-      ),
+        // An idle connection that the database drops is an 'error' event on the pool: without a
+        // listener it would end the process. The next query opens a new connection instead.
+        pool.on("error", () => undefined)
+        return pool
+      }),
       (pool) => Effect.promise(() => pool.end())
     )
   }), toStoreError)

@@ -4,11 +4,13 @@
 // distDir defaults to the project's dist/ (run `npm run build` first); another directory holding
 // the same layout (src/server/http.js, ...) can be given to measure a patched copy. Such a copy
 // must be able to resolve the project's node_modules (e.g. a node_modules symlink beside it).
+// With BENCH_DATABASE_URL (and BENCH_DATABASE_SCHEMA) set, the server keeps its data in that
+// Postgres database (the Postgres store, its 4 default workers) instead of in memory.
 // Prints one JSON line {"port":N} on stdout once it listens on 127.0.0.1.
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { HttpServer } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 
 const apiKey = process.argv[2] ?? ""
 const distDir = process.argv[3] ? resolve(process.argv[3]) : new URL("../dist", import.meta.url).pathname
@@ -16,6 +18,16 @@ const distUrl = (path) => pathToFileURL(`${distDir}/${path}`).href
 
 const http = await import(distUrl("src/server/http.js"))
 const { defaultSeed } = await import(distUrl("src/server/seed.js"))
+const databaseUrl = process.env.BENCH_DATABASE_URL
+const durable = databaseUrl
+  ? {
+    store: (await import(distUrl("src/server/store/sql.js"))).layer({
+      url: Redacted.make(databaseUrl),
+      schema: process.env.BENCH_DATABASE_SCHEMA
+    }),
+    workers: { workers: 4, leaseMillis: 30_000 }
+  }
+  : {}
 
 const program = Effect.flatMap(HttpServer.HttpServer, (server) =>
   Effect.zipRight(
@@ -29,7 +41,8 @@ const program = Effect.flatMap(HttpServer.HttpServer, (server) =>
       host: "127.0.0.1",
       port: 0,
       seed: defaultSeed(apiKey),
-      maxBodyBytes: http.defaultMaxBodyBytes
+      maxBodyBytes: http.defaultMaxBodyBytes,
+      ...durable
     }))
   )
 

@@ -4,6 +4,9 @@
 //   npm run bench:server-ingest -- --quick                    (1 round, 1 s warm-up + 3 s)
 //
 // Options: --rounds N  --duration S  --warmup S  --connections N
+//          --database-url URL   the Postgres database of the "reference-pg" variant (the reference
+//                               server on the Postgres store, in a fresh schema per run); default
+//                               DATABASE_URL or the test database; --only raw,reference skips it
 //          --variant name=distDir   adds a reference server built from another dist tree
 //                                   (repeatable; e.g. a patched copy, to compare a change)
 //          --only a,b               runs only these variants (raw is always kept)
@@ -22,6 +25,7 @@ import { randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import autocannon from "autocannon"
+import pg from "pg"
 import { cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinSelf, portLine, range, startServer, statusKb, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
@@ -33,6 +37,7 @@ const { values: args } = parseArgs({
     duration: { type: "string" },
     warmup: { type: "string" },
     connections: { type: "string", default: "16" },
+    "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/tributary_test" },
     variant: { type: "string", multiple: true, default: [] },
     only: { type: "string" },
     "server-node-args": { type: "string", default: "" },
@@ -50,6 +55,7 @@ const apiKey = `trb_${randomBytes(16).toString("hex")}`
 const variants = [
   { name: "raw", script: here("./ingest-raw-server.mjs"), extraArgs: [], reference: false },
   { name: "reference", script: here("./ingest-reference-server.mjs"), extraArgs: [], reference: true },
+  { name: "reference-pg", script: here("./ingest-reference-server.mjs"), extraArgs: [], reference: true, postgres: true },
   ...args.variant.map((spec) => {
     const [name, dir] = spec.split("=")
     if (!name || !dir) throw new Error(`--variant wants name=distDir, got ${spec}`)
@@ -73,9 +79,27 @@ pinSelf()
 
 // ---- servers -----------------------------------------------------------------------------------
 
-const startVariant = (variant) => {
+/** The Postgres variant's schema for one run: made fresh, dropped after. */
+const schemaFor = (variant) => variant.postgres ? `bench_${randomBytes(4).toString("hex")}` : undefined
+
+const dropSchema = async (schema) => {
+  const client = new pg.Client({ connectionString: args["database-url"] })
+  await client.connect()
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  } finally {
+    await client.end()
+  }
+}
+
+const startVariant = (variant, schema) => {
   const nodeArgs = variant.reference ? args["server-node-args"].split(" ").filter(Boolean) : []
-  return startServer(`${variant.name} server`, [process.execPath, ...nodeArgs, variant.script, apiKey, ...variant.extraArgs], portLine)
+  const env = schema === undefined ? [] : ["env", `BENCH_DATABASE_URL=${args["database-url"]}`, `BENCH_DATABASE_SCHEMA=${schema}`]
+  return startServer(
+    `${variant.name} server`,
+    [...env, process.execPath, ...nodeArgs, variant.script, apiKey, ...variant.extraArgs],
+    portLine
+  )
 }
 
 const call = async (url, path, payload) => {
@@ -97,6 +121,18 @@ const ingestPath = async (variant, url) => {
   return `/v1/datasets/${dataset.id}/data`
 }
 
+/** Seconds until the newest 100 ingestions are terminal (claims go oldest first). */
+const drained = async (baseUrl, ingestPathname) => {
+  const started = Date.now()
+  const datasetId = ingestPathname.split("/")[3]
+  for (;;) {
+    const response = await fetch(`${baseUrl}/v2/datasets/${datasetId}/ingestions?pageSize=100`, { headers: { "x-api-key": apiKey } })
+    const page = await response.json()
+    if (page.data.items.every((i) => i.status !== "queued" && i.status !== "processing")) return (Date.now() - started) / 1000
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 // ---- load --------------------------------------------------------------------------------------
 
 const load = (url, seconds) =>
@@ -113,7 +149,8 @@ const load = (url, seconds) =>
   })
 
 const runOnce = async (variant) => {
-  const server = await startVariant(variant)
+  const schema = schemaFor(variant)
+  const server = await startVariant(variant, schema)
   try {
     const url = `${server.url}${await ingestPath(variant, server.url)}`
     const check = await call(server.url, new URL(url).pathname, JSON.parse(body))
@@ -122,6 +159,7 @@ const runOnce = async (variant) => {
     const rssBefore = statusKb(server.pid, "VmRSS")
     const cpuBefore = cpuMicros(server.pid)
     const result = await load(url, duration)
+    const drainSeconds = variant.reference ? await drained(server.url, new URL(url).pathname) : 0
     const cpu = cpuMicros(server.pid) - cpuBefore
     const requests = result["2xx"]
     return {
@@ -130,6 +168,9 @@ const runOnce = async (variant) => {
       requests,
       reqPerSec: requests / result.duration,
       recordsPerSec: (requests * recordsPerRequest) / result.duration,
+      // Accepted is not stored: the workers may still be behind when the load ends.
+      storedPerSec: (requests * recordsPerRequest) / (result.duration + drainSeconds),
+      drainSeconds,
       cpuMicrosPerRequest: cpu / Math.max(1, requests),
       cpuShare: cpu / 1e6 / result.duration,
       peakRssMb: statusKb(server.pid, "VmHWM") / 1024,
@@ -143,6 +184,7 @@ const runOnce = async (variant) => {
     }
   } finally {
     await server.stop()
+    if (schema !== undefined) await dropSchema(schema)
   }
 }
 
@@ -173,7 +215,7 @@ for (let round = 0; round < rounds; round++) {
 const byVariant = (name) => runs.filter((r) => r.variant === name)
 console.log("\nmedians over rounds (peak RSS: max; failures: sum)")
 table(
-  ["variant", "req/s", "records/s", "CPU µs/req", "core %", "peak RSS MB", "RSS growth MB", "p50 ms", "p99 ms", "non-2xx", "errors"],
+  ["variant", "req/s", "records/s", "stored/s", "drain s", "CPU µs/req", "core %", "peak RSS MB", "RSS growth MB", "p50 ms", "p99 ms", "non-2xx", "errors"],
   variants.map(({ name }) => {
     const rs = byVariant(name)
     const sum = (k) => rs.reduce((n, r) => n + r[k], 0)
@@ -181,6 +223,8 @@ table(
       name,
       fmt(median(rs.map((r) => r.reqPerSec))),
       fmt(median(rs.map((r) => r.recordsPerSec))),
+      fmt(median(rs.map((r) => r.storedPerSec))),
+      fmt(median(rs.map((r) => r.drainSeconds)), 1),
       fmt(median(rs.map((r) => r.cpuMicrosPerRequest))),
       fmt(median(rs.map((r) => r.cpuShare * 100))),
       fmt(Math.max(...rs.map((r) => r.peakRssMb))),
@@ -196,10 +240,14 @@ table(
 console.log("\nratios to raw (median of per-round ratios; range)")
 const ratio = (name, key, invert) => range(perRoundRatios(runs, "variant", "raw", name, key, invert))
 table(
-  ["variant", "records/s ÷ raw", "CPU µs/req ÷ raw", "raw CPU µs ÷ CPU µs"],
+  ["variant", "records/s ÷ raw", "stored/s ÷ raw", "CPU µs/req ÷ raw", "raw CPU µs ÷ CPU µs"],
   variants.filter((v) => v.name !== "raw").map(({ name }) => [
     name,
     ratio(name, "recordsPerSec", false),
+    range(runs.filter((r) => r.variant === name).map((r) => {
+      const raw = runs.find((x) => x.variant === "raw" && x.round === r.round)
+      return r.storedPerSec / raw.recordsPerSec
+    })),
     ratio(name, "cpuMicrosPerRequest", false),
     ratio(name, "cpuMicrosPerRequest", true)
   ])

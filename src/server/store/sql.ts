@@ -23,7 +23,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { randomUUID } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import { Clock, Config, Effect, Layer, Option, Redacted, Stream } from "effect"
 import * as Pg from "pg"
 import type { Column, Row } from "../../records.js"
@@ -200,6 +200,19 @@ const toIngestion = (r: IngestionRecord): Ingestion => ({
   failure: r.failure
 })
 
+/**
+ * The ORDER BY of rows sorted by a column, as text (exported for the benchmark's raw SQL): the same text makes the sort index, so the
+ * column name is an escaped literal, not a parameter. Values of another type than the column's
+ * (none get in, but arrays of strings may sit in a string column) sort as missing: last.
+ */
+export const sortKeyOf = (column: Column, order: "asc" | "desc"): string => {
+  const key = Pg.escapeLiteral(column.id)
+  const value = column.dataType === "number"
+    ? `(CASE WHEN jsonb_typeof(data->${key}) = 'number' THEN (data->>${key})::float8 END)`
+    : `((CASE WHEN jsonb_typeof(data->${key}) = 'string' THEN data->>${key} END) COLLATE tributary_base)`
+  return `${value} ${order === "desc" ? "DESC" : "ASC"} NULLS LAST, seq`
+}
+
 /** The columns of an ingestion without its waiting records. */
 const ingestionColumns = "id, dataset_id, status, initiated_at, initiated_by, duration, counts, dataset_stats, problems, failure"
 
@@ -273,6 +286,7 @@ export const make = Effect.gen(function*() {
   const notifyIngestion = sql`SELECT pg_notify(${ingestionChannel}, '')`
 
   const wakeUps = yield* Effect.makeSemaphore(0)
+  const scope = yield* Effect.scope
 
   // Idle workers wake on a NOTIFY from any process; the listener reconnects if the database
   // goes away, and workers look every second anyway (leases that ran out announce nothing).
@@ -314,6 +328,31 @@ export const make = Effect.gen(function*() {
         WHERE dataset_id ${inList} AND status = 'queued'`
       return ids.length
     }))
+
+  /**
+   * Sorted pages deep inside a large dataset need an index on the sort key: without one, every
+   * read sorts all the dataset's rows (1.3 s for a page of a 1M-row dataset by a number column,
+   * 5 s by a text column). The first sort by a column (name, type and direction) builds one in
+   * the background (`CREATE INDEX CONCURRENTLY`, writes go on meanwhile); reads use it once it
+   * is there. Only keys someone sorted by get an index, so ingestion pays only for those.
+   */
+  const sortIndexes = new Set<string>()
+  const ensureSortIndex = (sortKey: string) =>
+    Effect.suspend(() => {
+      if (sortIndexes.has(sortKey)) return Effect.void
+      sortIndexes.add(sortKey)
+      const name = `dataset_rows_sort_${createHash("sha256").update(sortKey).digest("hex").slice(0, 24)}`
+      return sql.unsafe(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON dataset_rows (dataset_id, ${sortKey})`).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Effect.sync(() => sortIndexes.delete(sortKey)),
+            Effect.logWarning(`could not build the sort index ${name}: ${error.message}`)
+          )
+        ),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+    })
 
   const service: StoreService = {
     ensureOrganization: (name) =>
@@ -495,25 +534,27 @@ export const make = Effect.gen(function*() {
     deleteDataset: (id) => storeCall(Effect.asVoid(sql`DELETE FROM datasets WHERE id = ${id}::uuid`)),
     purgeDataset: (id) => storeCall(Effect.asVoid(purgeWhere(sql`id = ${id}::uuid`))),
     rows: (datasetId, query) => {
-      const sort = query.sort
-      let order: Fragment = sql`seq`
-      if (sort !== undefined) {
-        const value = sort.column.dataType === "number"
-          ? sql`CASE WHEN jsonb_typeof(data->${sort.column.id}) = 'number' THEN (data->>${sort.column.id})::float8 END`
-          : sql`(CASE WHEN jsonb_typeof(data->${sort.column.id}) = 'string' THEN data->>${sort.column.id} END) COLLATE tributary_base`
-        order = sql`${value} ${direction(sort.order)}, seq`
-      }
-      return storeCall(Effect.all({
+      const sortKey = query.sort === undefined ? "seq" : sortKeyOf(query.sort.column, query.sort.order)
+      const order = sql.literal(sortKey)
+      return storeCall(Effect.zipRight(query.sort === undefined ? Effect.void : ensureSortIndex(sortKey), Effect.all({
         items: Effect.map(
-          sql<{ data: Row }>`SELECT data FROM dataset_rows WHERE dataset_id = ${datasetId}::uuid
-            ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+          query.sort === undefined
+            // The page's seqs first, from the primary key alone (an index-only scan), then their
+            // rows: skipping 1M rows costs 130 ms instead of the 420 ms of reading them on the way.
+            // (A sort index holds an expression of `data`, which Postgres does not scan index-only.)
+            ? sql<{ data: Row }>`SELECT data FROM dataset_rows WHERE dataset_id = ${datasetId}::uuid AND seq IN (
+                SELECT seq FROM dataset_rows WHERE dataset_id = ${datasetId}::uuid
+                ORDER BY seq LIMIT ${query.limit} OFFSET ${query.offset}
+              ) ORDER BY seq`
+            : sql<{ data: Row }>`SELECT data FROM dataset_rows WHERE dataset_id = ${datasetId}::uuid
+                ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
           (rows) => rows.map((r) => r.data)
         ),
         totalItems: Effect.map(
           sql<{ total: number }>`SELECT row_count::float8 AS total FROM datasets WHERE id = ${datasetId}::uuid`,
           ([r]) => r?.total ?? 0
         )
-      }))
+      })))
     },
 
     createIngestion: (input, records) =>

@@ -165,6 +165,31 @@ const conformance = (kind: StoreKind) =>
         expect(source.lastActivityAt).toBe(detail.activity!.lastIngestionAt)
       })))
 
+    it.effect("a dataset's activity: the latest ingestion's status, and the newest success even when an older one ends later", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const dataset = yield* store.createDataset(newDataset(org.id, dataSource.id, "orders"))
+        const accept = (id: number) => store.createIngestion({ datasetId: dataset.id, initiatedBy: { id: 1, name: "Ada" } }, [{ id }])
+        const older = yield* accept(1)
+        yield* TestClock.adjust("1 second")
+        const newer = yield* accept(2)
+        const first = Option.getOrThrow(yield* store.claimIngestion("a", 30_000))
+        const second = Option.getOrThrow(yield* store.claimIngestion("b", 30_000))
+        expect([first.ingestion.id, second.ingestion.id]).toEqual([older.id, newer.id])
+        yield* store.completeIngestion(first, (d) => decideIngestion(d, first.records))
+        expect(Option.getOrThrow(yield* store.dataset(dataset.id)).activity).toEqual({
+          lastIngestionId: newer.id,
+          lastIngestionAt: newer.initiatedAt,
+          lastStatus: "processing",
+          lastSuccessAt: older.initiatedAt
+        })
+        yield* store.completeIngestion(second, (d) => decideIngestion(d, second.records))
+        expect(Option.getOrThrow(yield* store.dataset(dataset.id)).activity).toMatchObject({
+          lastStatus: "success",
+          lastSuccessAt: newer.initiatedAt
+        })
+      })))
+
     it.effect("rows: primary-key upserts count appended and overwritten (repeats within a batch too) and keep the size", () =>
       run(Effect.gen(function*() {
         const { dataSource, org, store } = yield* world

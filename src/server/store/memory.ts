@@ -10,6 +10,7 @@ import type { Principal } from "../../api/security.js"
 import { isoTimestamp } from "../clock.js"
 import { canSee } from "../visibility.js"
 import { matchesSearch, sortedBy } from "./internal/order.js"
+import { newDataset, newIngestion } from "./internal/entities.js"
 import { planRows } from "./internal/rows.js"
 import {
   type Account,
@@ -122,17 +123,25 @@ export const make = (): Effect.Effect<StoreService> =>
       }
     }
 
-    /** Keeps the dataset's activity in step with its latest ingestion. */
+    /**
+     * Keeps the dataset's activity in step: the status of its latest ingestion, and the newest
+     * success (which need not be the latest ingestion).
+     */
     const setIngestion = (ingestion: Ingestion) => {
       ingestions.set(ingestion.id, ingestion)
       const dataset = datasets.get(ingestion.datasetId)
-      if (dataset?.activity?.lastIngestionId !== ingestion.id) return
+      const activity = dataset?.activity
+      if (dataset === undefined || activity == null) return
+      const succeeded = ingestion.status === "success" &&
+        (activity.lastSuccessAt === null || ingestion.initiatedAt > activity.lastSuccessAt)
+      const latest = activity.lastIngestionId === ingestion.id
+      if (!succeeded && !latest) return
       datasets.set(dataset.id, {
         ...dataset,
         activity: {
-          ...dataset.activity,
-          lastStatus: ingestion.status,
-          lastSuccessAt: ingestion.status === "success" ? ingestion.initiatedAt : dataset.activity.lastSuccessAt
+          ...activity,
+          lastStatus: latest ? ingestion.status : activity.lastStatus,
+          lastSuccessAt: succeeded ? ingestion.initiatedAt : activity.lastSuccessAt
         }
       })
     }
@@ -254,14 +263,7 @@ export const make = (): Effect.Effect<StoreService> =>
 
       createDataset: (input) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          const dataset: Dataset = {
-            ...input,
-            id: randomUUID(),
-            createdAt: isoTimestamp(now),
-            rowCount: 0,
-            size: 0,
-            activity: null
-          }
+          const dataset = newDataset(input, now)
           datasets.set(dataset.id, dataset)
           storedRows.set(dataset.id, noRows())
           return dataset
@@ -323,17 +325,7 @@ export const make = (): Effect.Effect<StoreService> =>
 
       createIngestion: (input, records) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const ingestion: Ingestion = {
-            ...input,
-            id: randomUUID(),
-            status: "queued",
-            initiatedAt: isoTimestamp(now),
-            duration: null,
-            counts: { received: records.length, appended: 0, overwritten: 0, rejected: 0 },
-            datasetStats: null,
-            problems: [],
-            failure: null
-          }
+          const ingestion = newIngestion(input, records, now)
           ingestions.set(ingestion.id, ingestion)
           pending.set(ingestion.id, { records, owner: undefined, leaseUntil: 0 })
           const dataset = datasets.get(input.datasetId)

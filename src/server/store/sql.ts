@@ -30,6 +30,7 @@ import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
 import { isoTimestamp } from "../clock.js"
 import { migrations } from "./internal/migrations.js"
+import { newDataset, newIngestion } from "./internal/entities.js"
 import { keysOf, planRows } from "./internal/rows.js"
 import {
   type Account,
@@ -459,14 +460,7 @@ export const make = Effect.gen(function*() {
 
     createDataset: (input) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const dataset: Dataset = {
-          ...input,
-          id: randomUUID(),
-          createdAt: isoTimestamp(now),
-          rowCount: 0,
-          size: 0,
-          activity: null
-        }
+        const dataset = newDataset(input, now)
         return Effect.as(
           sql`INSERT INTO datasets (id, organization_id, data_source_id, name, created_at, primary_key, schema,
               created_by, timezone, sync_interval, permissions, verification, metadata, column_metadata)
@@ -559,17 +553,7 @@ export const make = Effect.gen(function*() {
 
     createIngestion: (input, records) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const ingestion: Ingestion = {
-          ...input,
-          id: randomUUID(),
-          status: "queued",
-          initiatedAt: isoTimestamp(now),
-          duration: null,
-          counts: { received: records.length, appended: 0, overwritten: 0, rejected: 0 },
-          datasetStats: null,
-          problems: [],
-          failure: null
-        }
+        const ingestion = newIngestion(input, records, now)
         return Effect.as(
           Effect.zipRight(
             sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records)

@@ -1,0 +1,43 @@
+/**
+ * New entities as every store makes them: ids, timestamps and starting values in one place.
+ *
+ * @since 0.1.0
+ */
+import { randomUUID } from "node:crypto"
+import { isoTimestamp } from "../../clock.js"
+import type { Dataset, Ingestion, NewDataset } from "../Store.js"
+
+/**
+ * A dataset as created at `now` (milliseconds): empty, never ingested into.
+ *
+ * @since 0.1.0
+ */
+export const newDataset = (input: NewDataset, now: number): Dataset => ({
+  ...input,
+  id: randomUUID(),
+  createdAt: isoTimestamp(now),
+  rowCount: 0,
+  size: 0,
+  activity: null
+})
+
+/**
+ * An ingestion as accepted at `now` (milliseconds): queued, nothing counted but what it carries.
+ *
+ * @since 0.1.0
+ */
+export const newIngestion = (
+  input: Pick<Ingestion, "datasetId" | "initiatedBy">,
+  records: ReadonlyArray<unknown>,
+  now: number
+): Ingestion => ({
+  ...input,
+  id: randomUUID(),
+  status: "queued",
+  initiatedAt: isoTimestamp(now),
+  duration: null,
+  counts: { received: records.length, appended: 0, overwritten: 0, rejected: 0 },
+  datasetStats: null,
+  problems: [],
+  failure: null
+})

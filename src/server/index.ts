@@ -6,5 +6,6 @@
 export * as ReferenceServer from "./http.js"
 export { type FaultSpec, formatFaults, parseFaults } from "./faults.js"
 export { defaultSeed, generateApiKey, loadSeed, Seed, SeedError } from "./seed.js"
-export { Store, type StoreService } from "./store/Store.js"
+export { Store, StoreError, type StoreService } from "./store/Store.js"
 export * as MemoryStore from "./store/memory.js"
+export * as SqlStore from "./store/sql.js"

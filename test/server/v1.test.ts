@@ -332,6 +332,26 @@ layer(serverLayer(), { excludeTestServices: true })("v1 reference server through
       }))
   })
 
+  describe("visibility", () => {
+    it.effect("v1 lists hold only what the key may see: private datasets and data sources are left out", () =>
+      Effect.gen(function*() {
+        const { admin, dataSourceId, datasetId } = yield* acmeDataset()
+        const viewer = yield* clientFor("acme-viewer")
+        const publicOne = yield* admin.v1.v1Datasets.createDataset({ payload: { title: "Public", dataSourceId } })
+        const setPrivate = (path: string) =>
+          rawRequest(path, { method: "PUT", headers: { "x-api-key": "acme-admin", "content-type": "application/json" }, body: JSON.stringify({ accessLevel: "private" }) })
+        expect((yield* setPrivate(`/v2/datasets/${datasetId}/permissions`)).status).toBe(200)
+        const seen = yield* viewer.v1.v1DataSources.listDatasets({ path: { dataSourceId } })
+        expect(seen.datasets.map((d) => d.id)).toEqual([publicOne.id])
+        const all = yield* admin.v1.v1DataSources.listDatasets({ path: { dataSourceId } })
+        expect(all.datasets.map((d) => d.id).sort()).toEqual([datasetId, publicOne.id].sort())
+        const { accounts } = yield* admin.v1.v1Accounts.listAccounts()
+        expect((yield* setPrivate(`/v2/data-sources/${dataSourceId}/permissions`)).status).toBe(200)
+        const sources = yield* viewer.v1.v1Accounts.listDataSources({ path: { accountId: accounts[0]!.id } })
+        expect(sources.dataSources.map((d) => d.id)).not.toContain(dataSourceId)
+      }))
+  })
+
   describe("tenancy", () => {
     it.effect("a key of one organization never sees or touches another's resources", () =>
       Effect.gen(function*() {

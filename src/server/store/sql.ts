@@ -286,13 +286,14 @@ export const make = Effect.gen(function*() {
 
   const notifyIngestion = sql`SELECT pg_notify(${ingestionChannel}, '')`
 
-  const wakeUps = yield* Effect.makeSemaphore(0)
+  // Open while an ingestion may be waiting; a worker that finds none closes it and waits.
+  const wakeUp = yield* Effect.makeLatch(false)
   const scope = yield* Effect.scope
 
   // Idle workers wake on a NOTIFY from any process; the listener reconnects if the database
   // goes away, and workers look every second anyway (leases that ran out announce nothing).
   yield* sql.listen(ingestionChannel).pipe(
-    Stream.runForEach(() => wakeUps.release(1)),
+    Stream.runForEach(() => wakeUp.open),
     Effect.catchAll((error) => Effect.logDebug(`ingestion listener: ${error.message}`)),
     Effect.zipRight(Effect.sleep("1 second")),
     Effect.forever,
@@ -651,7 +652,7 @@ export const make = Effect.gen(function*() {
         yield* finish(claim, sql`status = 'failed', failure = ${failure}`)
         return true
       }))),
-    awaitIngestions: Effect.asVoid(Effect.timeout(wakeUps.take(1), "1 second").pipe(Effect.option)),
+    awaitIngestions: wakeUp.await.pipe(Effect.timeoutOption("1 second"), Effect.zipRight(wakeUp.close)),
 
     once: ({ fingerprint, key, scope, windowMillis }, execute) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {

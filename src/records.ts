@@ -371,6 +371,60 @@ export const checkRecord = (record: unknown, options: CheckRecordOptions): Recor
   return { _tag: "Valid", row: record as Row, newColumns: newColumns ?? noColumns }
 }
 
+// UTF-8 bytes of a code unit sequence; `escape` adds what JSON.stringify's string escapes take.
+const utf8Bytes = (text: string, escape: boolean): number => {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) {
+      // `"` `\` and \b \t \n \f \r take two bytes; other control characters are \u00XX.
+      bytes += !escape ? 1 : c === 0x22 || c === 0x5c ? 2 : c >= 0x20 ? 1 : c >= 8 && c <= 13 && c !== 11 ? 2 : 6
+    } else if (c < 0x800) {
+      bytes += 2
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4
+      i++
+    } else if (escape && c >= 0xd800 && c <= 0xdfff) {
+      bytes += 6 // a lone surrogate is written \uDXXX
+    } else {
+      bytes += 3
+    }
+  }
+  return bytes
+}
+
+const valueJsonBytes = (value: unknown): number => {
+  if (typeof value === "string") return utf8Bytes(value, true) + 2
+  if (Array.isArray(value) && allStrings(value)) {
+    let bytes = value.length === 0 ? 2 : value.length + 1 // brackets and commas
+    for (let i = 0; i < value.length; i++) bytes += utf8Bytes(value[i] as string, true) + 2
+    return bytes
+  }
+  // Numbers, null and anything a caller built by hand: JSON's own text is plain ASCII or already escaped.
+  const text = JSON.stringify(value)
+  return text === undefined ? 0 : utf8Bytes(text, false)
+}
+
+/**
+ * The UTF-8 byte length of `JSON.stringify(row)`, counted without building the text (the
+ * stores keep every row's size for `datasetSizeMB`; stringifying each stored row was the
+ * largest single cost of processing an ingestion).
+ *
+ * @since 0.1.0
+ * @category checking
+ */
+export const rowJsonBytes = (row: Row): number => {
+  let bytes = 2
+  let first = true
+  for (const key in row) {
+    const value = row[key]
+    if (value === undefined) continue
+    bytes += (first ? 0 : 1) + utf8Bytes(key, true) + 3 + valueJsonBytes(value)
+    first = false
+  }
+  return bytes
+}
+
 /**
  * A stable string key of a row's primary-key values, for upsert maps: the JSON text of the values
  * in primary-key order, so `1` and `"1"` stay distinct.

@@ -1,3 +1,4 @@
+import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   checkRecord,
@@ -8,6 +9,7 @@ import {
   inferSchema,
   isIsoDateTime,
   primaryKeyOf,
+  rowJsonBytes,
   type RecordCheck,
   RecordProblemCode
 } from "../src/records.js"
@@ -294,4 +296,23 @@ describe("primaryKeyOf", () => {
     expect(primaryKeyOf({ id: "a", tags: ["x"] }, ["id"])).toBe(primaryKeyOf({ tags: ["y"], id: "a" }, ["id"]))
     expect(primaryKeyOf(row, [])).toBe("[]")
   })
+})
+
+describe("rowJsonBytes", () => {
+  const bytesOf = (row: object) => Buffer.byteLength(JSON.stringify(row))
+  it("is the UTF-8 length of the row's JSON", () => {
+    for (
+      const row of [
+        {},
+        { id: "rec-1", ts: "2026-11-01T10:00:00Z", amount: 12.5, country: "SI", tags: ["a", "b"] },
+        { a: "é\"\\\n\u0001\u001f😀\ud800x\udc00", b: [], c: null, d: -0.000001, e: 1e21, f: ["x", "ü", "\t"] },
+        { "ké\"y": 0, 1: "first by JSON's key order", n: -0 }
+      ]
+    ) expect(rowJsonBytes(row)).toBe(bytesOf(row))
+  })
+  it("agrees with JSON.stringify on generated rows", () =>
+    fc.assert(fc.property(
+      fc.dictionary(fc.string({ unit: "binary" }), fc.oneof(fc.string({ unit: "binary" }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(null), fc.array(fc.string({ unit: "binary" })))),
+      (row) => rowJsonBytes(row) === bytesOf(row)
+    )))
 })

@@ -9,6 +9,7 @@ import { decideIngestion } from "../../src/server/services/ingestions.js"
 import {
   defaultPermissions,
   emptyMetadata,
+  type ClaimedIngestion,
   type NewDataset,
   Store,
   type StoreService,
@@ -59,13 +60,21 @@ const newDataset = (
   columnMetadata: {}
 })
 
+/** One claim at a time, as the tests below take them. */
+const claimOne = (store: StoreService, owner: string, leaseMillis: number) =>
+  Effect.map(store.claimIngestions(owner, leaseMillis, 1), (claims) => Option.fromNullable(claims[0]))
+
+/** Completes one claim with the server's own decision; whether it ended. */
+const completeOne = (store: StoreService, claim: ClaimedIngestion) =>
+  Effect.map(store.completeIngestions([claim], (d, c) => decideIngestion(d, c.records)), (ids) => ids.length === 1)
+
 /** Accepts `records`, claims the ingestion and completes it with the pipeline's decision. */
 const ingestNow = (store: StoreService, datasetId: string, records: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
     const ingestion = yield* store.createIngestion({ datasetId, initiatedBy: { id: 1, name: "Ada" } }, records)
-    const claim = Option.getOrThrow(yield* store.claimIngestion("worker-a", 30_000))
+    const claim = Option.getOrThrow(yield* claimOne(store, "worker-a", 30_000))
     expect(claim.ingestion.id).toBe(ingestion.id)
-    expect(yield* store.completeIngestion(claim, (dataset) => decideIngestion(dataset, claim.records))).toBe(true)
+    expect(yield* completeOne(store, claim)).toBe(true)
     return Option.getOrThrow(yield* store.ingestion(ingestion.id))
   })
 
@@ -173,17 +182,17 @@ const conformance = (kind: StoreKind) =>
         const older = yield* accept(1)
         yield* TestClock.adjust("1 second")
         const newer = yield* accept(2)
-        const first = Option.getOrThrow(yield* store.claimIngestion("a", 30_000))
-        const second = Option.getOrThrow(yield* store.claimIngestion("b", 30_000))
+        const first = Option.getOrThrow(yield* claimOne(store, "a", 30_000))
+        const second = Option.getOrThrow(yield* claimOne(store, "b", 30_000))
         expect([first.ingestion.id, second.ingestion.id]).toEqual([older.id, newer.id])
-        yield* store.completeIngestion(first, (d) => decideIngestion(d, first.records))
+        yield* completeOne(store, first)
         expect(Option.getOrThrow(yield* store.dataset(dataset.id)).activity).toEqual({
           lastIngestionId: newer.id,
           lastIngestionAt: newer.initiatedAt,
           lastStatus: "processing",
           lastSuccessAt: older.initiatedAt
         })
-        yield* store.completeIngestion(second, (d) => decideIngestion(d, second.records))
+        yield* completeOne(store, second)
         expect(Option.getOrThrow(yield* store.dataset(dataset.id)).activity).toMatchObject({
           lastStatus: "success",
           lastSuccessAt: newer.initiatedAt
@@ -243,25 +252,58 @@ const conformance = (kind: StoreKind) =>
         const dataset = yield* store.createDataset(newDataset(org.id, dataSource.id, "orders"))
         const accepted = yield* store.createIngestion({ datasetId: dataset.id, initiatedBy: { id: 1, name: "Ada" } }, [{ id: 1 }])
         expect(accepted.status).toBe("queued")
-        const first = Option.getOrThrow(yield* store.claimIngestion("a", 1_000))
+        const first = Option.getOrThrow(yield* claimOne(store, "a", 1_000))
         expect(first.records).toEqual([{ id: 1 }])
         expect(Option.getOrThrow(yield* store.ingestion(accepted.id)).status).toBe("processing")
-        expect(Option.isNone(yield* store.claimIngestion("b", 1_000))).toBe(true)
+        expect(Option.isNone(yield* claimOne(store, "b", 1_000))).toBe(true)
         yield* TestClock.adjust("2 seconds")
-        const second = Option.getOrThrow(yield* store.claimIngestion("b", 1_000))
+        const second = Option.getOrThrow(yield* claimOne(store, "b", 1_000))
         expect(second.ingestion.id).toBe(accepted.id)
         // "a" lost its lease: its completion writes nothing.
-        expect(yield* store.completeIngestion(first, (d) => decideIngestion(d, first.records))).toBe(false)
+        expect(yield* completeOne(store, first)).toBe(false)
         expect(yield* store.failIngestion(first, "late")).toBe(false)
         expect(Option.getOrThrow(yield* store.dataset(dataset.id)).rowCount).toBe(0)
-        expect(yield* store.completeIngestion(second, (d) => decideIngestion(d, second.records))).toBe(true)
+        expect(yield* completeOne(store, second)).toBe(true)
         const done = Option.getOrThrow(yield* store.ingestion(accepted.id))
         expect(done.status).toBe("success")
         expect(done.duration).toBe(2_000)
         // Completed once: no second completion, nothing left to claim.
-        expect(yield* store.completeIngestion(second, (d) => decideIngestion(d, second.records))).toBe(false)
-        expect(Option.isNone(yield* store.claimIngestion("c", 1_000))).toBe(true)
+        expect(yield* completeOne(store, second)).toBe(false)
+        expect(Option.isNone(yield* claimOne(store, "c", 1_000))).toBe(true)
         expect(Option.getOrThrow(yield* store.dataset(dataset.id)).rowCount).toBe(1)
+      })))
+
+    it.effect("a batch: claims take the oldest ingestion's dataset only, and complete in order with their own counts", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const a = yield* store.createDataset(newDataset(org.id, dataSource.id, "a"))
+        const b = yield* store.createDataset(newDataset(org.id, dataSource.id, "b"))
+        const accept = (datasetId: string, records: ReadonlyArray<unknown>) =>
+          store.createIngestion({ datasetId, initiatedBy: { id: 1, name: "Ada" } }, records)
+        const a1 = yield* accept(a.id, [{ id: "x", n: 1 }, { id: "y", n: 2 }])
+        const b1 = yield* accept(b.id, [{ id: "x", n: 1 }])
+        const a2 = yield* accept(a.id, [{ id: "y", n: 20 }, { id: "z", n: 3, extra: "new column" }, { n: 4 }])
+        const claims = yield* store.claimIngestions("w", 30_000, 10)
+        expect(claims.map((c) => c.ingestion.id)).toEqual([a1.id, a2.id])
+        const seen: Array<number> = []
+        const ended = yield* store.completeIngestions(claims, (dataset, claim) => {
+          seen.push(dataset.schema.length)
+          return decideIngestion(dataset, claim.records)
+        })
+        expect(ended).toEqual([a1.id, a2.id])
+        // The second decision saw the columns the first one added.
+        expect(seen).toEqual([0, 2])
+        const first = Option.getOrThrow(yield* store.ingestion(a1.id))
+        const second = Option.getOrThrow(yield* store.ingestion(a2.id))
+        expect(first.counts).toEqual({ received: 2, appended: 2, overwritten: 0, rejected: 0 })
+        expect(second.counts).toEqual({ received: 3, appended: 1, overwritten: 1, rejected: 1 })
+        expect(first.datasetStats?.rowCount).toBe(2)
+        expect(second.datasetStats).toMatchObject({ rowCount: 3, columnCount: 3 })
+        expect((yield* store.rows(a.id, all)).items).toEqual([{ id: "x", n: 1 }, { id: "y", n: 20 }, { id: "z", n: 3, extra: "new column" }])
+        const stored = Option.getOrThrow(yield* store.dataset(a.id))
+        expect({ rowCount: stored.rowCount, size: stored.size }).toEqual({ rowCount: 3, size: second.datasetStats!.size })
+        expect(Option.getOrThrow(yield* store.ingestion(b1.id)).status).toBe("queued")
+        expect((yield* store.claimIngestions("w", 30_000, 10)).map((c) => c.ingestion.id)).toEqual([b1.id])
       })))
 
     it.effect("claims go oldest first; a failed ingestion keeps its reason; purge ends queued ones as purged", () =>
@@ -272,13 +314,13 @@ const conformance = (kind: StoreKind) =>
         for (let i = 0; i < 3; i++) {
           ids.push((yield* store.createIngestion({ datasetId: dataset.id, initiatedBy: { id: 1, name: "Ada" } }, [{ id: i }])).id)
         }
-        const claim = Option.getOrThrow(yield* store.claimIngestion("a", 30_000))
+        const claim = Option.getOrThrow(yield* claimOne(store, "a", 30_000))
         expect(claim.ingestion.id).toBe(ids[0])
         expect(yield* store.failIngestion(claim, "boom")).toBe(true)
         expect(Option.getOrThrow(yield* store.ingestion(ids[0]!))).toMatchObject({ status: "failed", failure: "boom" })
         yield* store.purgeDataset(dataset.id)
         expect(Option.getOrThrow(yield* store.ingestion(ids[1]!)).status).toBe("purged")
-        expect(Option.isNone(yield* store.claimIngestion("a", 30_000))).toBe(true)
+        expect(Option.isNone(yield* claimOne(store, "a", 30_000))).toBe(true)
         const listed = yield* store.listIngestions(dataset.id, { offset: 0, limit: 2 })
         expect(listed.items.map((i) => i.id)).toEqual([ids[2], ids[1]])
         expect(listed.totalItems).toBe(3)

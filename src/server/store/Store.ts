@@ -391,23 +391,26 @@ export interface StoreService {
     datasetId: string
   ) => Effect.Effect<ReadonlyArray<Pick<Ingestion, "status" | "initiatedAt" | "duration">>, StoreError>
   /**
-   * Takes the oldest queued ingestion (or one whose worker's lease ran out) for `owner`,
-   * marking it `processing` until `leaseMillis` from now.
+   * Takes the oldest queued ingestion (or one whose worker's lease ran out) for `owner`, and up
+   * to `max - 1` more of the same dataset, oldest first, marking them `processing` until
+   * `leaseMillis` from now. Empty when none is waiting.
    */
-  readonly claimIngestion: (
+  readonly claimIngestions: (
     owner: string,
-    leaseMillis: number
-  ) => Effect.Effect<Option.Option<ClaimedIngestion>, StoreError>
+    leaseMillis: number,
+    max: number
+  ) => Effect.Effect<ReadonlyArray<ClaimedIngestion>, StoreError>
   /**
-   * Ends a claimed ingestion: under the dataset's lock, `decide` checks the records against the
-   * dataset as it is now; its columns and rows are written and the ingestion ends `success`, in
-   * one step. False (and nothing written) when the lease was lost, or the ingestion or its
-   * dataset is gone.
+   * Ends claimed ingestions of one dataset, in order, in one step: under the dataset's lock,
+   * `decide` checks each one's records against the dataset as the ones before left it; columns
+   * and rows are written and each ingestion ends `success` with its own counts. The ids of those
+   * ended; one whose lease was lost (or that is gone, or whose dataset is gone) is left out and
+   * nothing of it is written.
    */
-  readonly completeIngestion: (
-    claim: ClaimedIngestion,
-    decide: (dataset: Dataset) => IngestionDecision
-  ) => Effect.Effect<boolean, StoreError>
+  readonly completeIngestions: (
+    claims: ReadonlyArray<ClaimedIngestion>,
+    decide: (dataset: Dataset, claim: ClaimedIngestion) => IngestionDecision
+  ) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** Ends a claimed ingestion as `failed` with the reason; false when the lease was lost. */
   readonly failIngestion: (claim: ClaimedIngestion, failure: string) => Effect.Effect<boolean, StoreError>
   /** Waits until an ingestion may be waiting: one was created, or a lease may have run out. */

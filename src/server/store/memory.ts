@@ -162,12 +162,11 @@ export const make = (): Effect.Effect<StoreService> =>
 
     const holds = (claim: ClaimedIngestion) => pending.get(claim.ingestion.id)?.owner === claim.owner
 
-    const finish = (claim: ClaimedIngestion, patch: Partial<Ingestion>) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const ingestion = ingestions.get(claim.ingestion.id)!
-        pending.delete(ingestion.id)
-        setIngestion({ ...ingestion, ...patch, duration: Math.max(0, now - Date.parse(ingestion.initiatedAt)) })
-      })
+    const finish = (claim: ClaimedIngestion, now: number, patch: Partial<Ingestion>) => {
+      const ingestion = ingestions.get(claim.ingestion.id)!
+      pending.delete(ingestion.id)
+      setIngestion({ ...ingestion, ...patch, duration: Math.max(0, now - Date.parse(ingestion.initiatedAt)) })
+    }
 
     const service: StoreService = {
       ensureOrganization: (name) =>
@@ -351,41 +350,48 @@ export const make = (): Effect.Effect<StoreService> =>
             .filter((i) => i.datasetId === datasetId && (i.status === "success" || i.status === "failed"))
             .reverse()
         ),
-      claimIngestion: (owner, leaseMillis) =>
+      claimIngestions: (owner, leaseMillis, max) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
+          const claims: Array<ClaimedIngestion> = []
+          let datasetId: string | undefined
           // Map order is acceptance order: the oldest first.
           for (const [id, entry] of pending) {
+            if (claims.length >= max) break
             if (entry.owner !== undefined && entry.leaseUntil > now) continue
+            const ingestion = ingestions.get(id)!
+            datasetId ??= ingestion.datasetId
+            if (ingestion.datasetId !== datasetId) continue
             entry.owner = owner
             entry.leaseUntil = now + leaseMillis
-            const ingestion: Ingestion = { ...ingestions.get(id)!, status: "processing" }
-            setIngestion(ingestion)
-            return Option.some<ClaimedIngestion>({ ingestion, records: entry.records, owner })
+            const processing: Ingestion = { ...ingestion, status: "processing" }
+            setIngestion(processing)
+            claims.push({ ingestion: processing, records: entry.records, owner })
           }
-          return Option.none()
+          return claims
         }),
-      completeIngestion: (claim, decide) =>
-        Effect.suspend(() => {
-          if (!holds(claim)) return Effect.succeed(false)
-          const dataset = datasets.get(claim.ingestion.datasetId)
-          if (dataset === undefined) return Effect.succeed(false)
-          const decision = decide(dataset)
-          const stored = storedRows.get(dataset.id)!
-          const plan = planRows(decision.rows, dataset.primaryKey, (key) => stored.sizes.get(key))
-          for (const write of plan.writes) {
-            const key = write.key ?? String(stored.appendCounter++)
-            stored.rows.set(key, write.row)
-            stored.sizes.set(key, write.size)
-          }
-          const updated: Dataset = {
-            ...dataset,
-            schema: decision.newColumns.length > 0 ? [...dataset.schema, ...decision.newColumns] : dataset.schema,
-            rowCount: dataset.rowCount + plan.rowDelta,
-            size: dataset.size + plan.bytesDelta
-          }
-          datasets.set(dataset.id, updated)
-          return Effect.as(
-            finish(claim, {
+      completeIngestions: (claims, decide) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const completed: Array<string> = []
+          for (const claim of claims) {
+            if (!holds(claim)) continue
+            const dataset = datasets.get(claim.ingestion.datasetId)
+            if (dataset === undefined) continue
+            const decision = decide(dataset, claim)
+            const stored = storedRows.get(dataset.id)!
+            const plan = planRows(decision.rows, dataset.primaryKey, (key) => stored.sizes.get(key))
+            for (const write of plan.writes) {
+              const key = write.key ?? String(stored.appendCounter++)
+              stored.rows.set(key, write.row)
+              stored.sizes.set(key, write.size)
+            }
+            const updated: Dataset = {
+              ...dataset,
+              schema: decision.newColumns.length > 0 ? [...dataset.schema, ...decision.newColumns] : dataset.schema,
+              rowCount: dataset.rowCount + plan.rowDelta,
+              size: dataset.size + plan.bytesDelta
+            }
+            datasets.set(dataset.id, updated)
+            finish(claim, now, {
               status: "success",
               counts: {
                 received: claim.records.length,
@@ -395,12 +401,17 @@ export const make = (): Effect.Effect<StoreService> =>
               },
               datasetStats: statsOf(updated),
               problems: decision.problems
-            }),
-            true
-          )
+            })
+            completed.push(claim.ingestion.id)
+          }
+          return Effect.succeed(completed)
         }),
       failIngestion: (claim, failure) =>
-        Effect.suspend(() => holds(claim) ? Effect.as(finish(claim, { status: "failed", failure }), true) : Effect.succeed(false)),
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          if (!holds(claim)) return false
+          finish(claim, now, { status: "failed", failure })
+          return true
+        }),
       awaitIngestions: Queue.take(wakeUp),
 
       once: ({ fingerprint, key, scope, windowMillis }, execute) =>

@@ -44,7 +44,6 @@ import {
   type ListQuery,
   type Organization,
   type Slice,
-  statsOf,
   Store,
   StoreError,
   type StoreService,
@@ -587,64 +586,109 @@ export const make = Effect.gen(function*() {
       storeCall(sql<{ status: IngestionStatus; initiatedAt: string; duration: number | null }>`
         SELECT status, initiated_at AS "initiatedAt", duration FROM ingestions
         WHERE dataset_id = ${datasetId}::uuid AND status IN ('success', 'failed') ORDER BY seq DESC`),
-    claimIngestion: (owner, leaseMillis) =>
+    claimIngestions: (owner, leaseMillis, max) =>
       storeCall(Effect.flatMap(claimTimes(owner, leaseMillis), ({ now, until }) =>
         Effect.map(
-          sql<IngestionRecord & { records: ReadonlyArray<unknown> }>`UPDATE ingestions SET
-              status = 'processing', lease_owner = ${owner}, lease_until = ${until}
-            WHERE id = (
-              SELECT id FROM ingestions
+          sql<IngestionRecord & { records: ReadonlyArray<unknown>; seq: number }>`
+            WITH first AS (
+              SELECT dataset_id FROM ingestions
               WHERE status = 'queued' OR (status = 'processing' AND lease_until < ${now})
               ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED
+            ), picked AS (
+              SELECT i.id FROM ingestions i JOIN first ON i.dataset_id = first.dataset_id
+              WHERE i.status = 'queued' OR (i.status = 'processing' AND i.lease_until < ${now})
+              ORDER BY i.seq LIMIT ${max} FOR UPDATE OF i SKIP LOCKED
             )
-            RETURNING ${sql.literal(ingestionColumns)}, records`,
-          (rows) => byId(rows, (r): ClaimedIngestion => ({ ingestion: toIngestion(r), records: r.records, owner }))
+            UPDATE ingestions SET status = 'processing', lease_owner = ${owner}, lease_until = ${until}
+            WHERE id IN (SELECT id FROM picked)
+            RETURNING ${sql.literal(ingestionColumns)}, records, seq::float8 AS seq`,
+          (rows) =>
+            [...rows].sort((a, b) => a.seq - b.seq).map((r): ClaimedIngestion => ({
+              ingestion: toIngestion(r),
+              records: r.records,
+              owner
+            }))
         ))),
-    completeIngestion: (claim, decide) =>
+    completeIngestions: (claims, decide) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {
-        if (!(yield* holdsLease(claim))) return false
-        const [record] = yield* sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${claim.ingestion.datasetId}::uuid FOR UPDATE OF d`
-        if (record === undefined) return false
-        const dataset = toDataset(record)
-        const decision = decide(dataset)
-        const keys = keysOf(decision.rows, dataset.primaryKey)
-        const stored = new Map<string, number>()
+        if (claims.length === 0) return []
+        const owner = claims[0]!.owner
+        const held = new Set(
+          (yield* sql<{ id: string }>`SELECT id FROM ingestions
+            WHERE id IN (SELECT json_array_elements_text(${json(claims.map((c) => c.ingestion.id))}::json)::uuid)
+              AND status = 'processing' AND lease_owner = ${owner}
+            FOR UPDATE`).map((r) => r.id)
+        )
+        const mine = claims.filter((claim) => held.has(claim.ingestion.id))
+        if (mine.length === 0) return []
+        const [record] = yield* sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${mine[0]!.ingestion.datasetId}::uuid FOR UPDATE OF d`
+        if (record === undefined) return []
+        let dataset = toDataset(record)
+        const decisions = mine.map((claim) => {
+          const decision = decide(dataset, claim)
+          if (decision.newColumns.length > 0) dataset = { ...dataset, schema: [...dataset.schema, ...decision.newColumns] }
+          return { ...decision, columnCount: dataset.schema.length }
+        })
+        // The stored sizes of every key the batch touches, in one query; later ingestions of
+        // the batch see the rows of the earlier ones through the same map.
+        const sizes = new Map<string, number>()
+        const keys = decisions.flatMap((decision) => keysOf(decision.rows, dataset.primaryKey))
         if (keys.length > 0) {
           const found = yield* sql<{ key: string; size: number }>`SELECT key, size FROM dataset_rows
             WHERE dataset_id = ${dataset.id}::uuid AND key IN (SELECT jsonb_array_elements_text(${json(keys)}::jsonb))`
-          for (const { key, size } of found) stored.set(key, size)
+          for (const { key, size } of found) sizes.set(key, size)
         }
-        const plan = planRows(decision.rows, dataset.primaryKey, (key) => stored.get(key))
-        const nextSeq = record.next_seq
-        if (plan.writes.length > 0) {
-          const writes = json(plan.writes.map((w, i) => ({ seq: nextSeq + i, key: w.key, data: w.row, size: w.size })))
-          yield* sql`INSERT INTO dataset_rows (dataset_id, seq, key, data, size)
-            SELECT ${dataset.id}::uuid, w.seq, w.key, w.data, w.size
-            FROM jsonb_to_recordset(${writes}::jsonb) AS w(seq bigint, key text, data jsonb, size int)
-            ON CONFLICT (dataset_id, key) WHERE key IS NOT NULL DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size`
-        }
-        const updated: Dataset = {
-          ...dataset,
-          schema: decision.newColumns.length > 0 ? [...dataset.schema, ...decision.newColumns] : dataset.schema,
-          rowCount: dataset.rowCount + plan.rowDelta,
-          size: dataset.size + plan.bytesDelta
-        }
-        yield* sql`UPDATE datasets SET schema = ${json(updated.schema)}::jsonb, row_count = ${updated.rowCount},
-            size = ${updated.size}, next_seq = ${nextSeq + plan.writes.length},
-            last_success_at = GREATEST(last_success_at, ${claim.ingestion.initiatedAt})
-          WHERE id = ${dataset.id}::uuid`
-        yield* finish(
-          claim,
-          sql`status = 'success', counts = ${
-            json({
+        const now = yield* Clock.currentTimeMillis
+        let { rowCount, size } = toDataset(record)
+        let nextSeq = record.next_seq
+        const rows = new Map<string, { seq: number; key: string | null; data: Row; size: number }>()
+        const appended: Array<{ seq: number; key: null; data: Row; size: number }> = []
+        const outcomes = mine.map((claim, i) => {
+          const decision = decisions[i]!
+          const plan = planRows(decision.rows, dataset.primaryKey, (key) => sizes.get(key))
+          for (const write of plan.writes) {
+            if (write.key === null) {
+              appended.push({ seq: nextSeq++, key: null, data: write.row, size: write.size })
+              continue
+            }
+            sizes.set(write.key, write.size)
+            const earlier = rows.get(write.key)
+            rows.set(write.key, { seq: earlier?.seq ?? nextSeq++, key: write.key, data: write.row, size: write.size })
+          }
+          rowCount += plan.rowDelta
+          size += plan.bytesDelta
+          return {
+            id: claim.ingestion.id,
+            counts: {
               received: claim.records.length,
               appended: plan.appended,
               overwritten: plan.overwritten,
               rejected: decision.problems.length
-            })
-          }::jsonb, dataset_stats = ${json(statsOf(updated))}::jsonb, problems = ${json(decision.problems)}::json`
-        )
-        return true
+            },
+            dataset_stats: { columnCount: decision.columnCount, rowCount, size },
+            problems: decision.problems,
+            duration: Math.max(0, now - Date.parse(claim.ingestion.initiatedAt))
+          }
+        })
+        const writes = [...rows.values(), ...appended]
+        if (writes.length > 0) {
+          yield* sql`INSERT INTO dataset_rows (dataset_id, seq, key, data, size)
+            SELECT ${dataset.id}::uuid, w.seq, w.key, w.data, w.size
+            FROM jsonb_to_recordset(${json(writes)}::jsonb) AS w(seq bigint, key text, data jsonb, size int)
+            ON CONFLICT (dataset_id, key) WHERE key IS NOT NULL DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size`
+        }
+        const newest = mine.reduce((latest, claim) =>
+          claim.ingestion.initiatedAt > latest ? claim.ingestion.initiatedAt : latest, mine[0]!.ingestion.initiatedAt)
+        yield* sql`UPDATE datasets SET schema = ${json(dataset.schema)}::jsonb, row_count = ${rowCount},
+            size = ${size}, next_seq = ${nextSeq}, last_success_at = GREATEST(last_success_at, ${newest})
+          WHERE id = ${dataset.id}::uuid`
+        // json_to_recordset, not jsonb: the problems keep the records as sent, key order included.
+        yield* sql`UPDATE ingestions i SET status = 'success', counts = o.counts::jsonb,
+            dataset_stats = o.dataset_stats::jsonb, problems = o.problems, duration = o.duration,
+            records = NULL, lease_owner = NULL, lease_until = NULL
+          FROM json_to_recordset(${json(outcomes)}::json) AS o(id uuid, counts json, dataset_stats json, problems json, duration int)
+          WHERE i.id = o.id`
+        return mine.map((claim) => claim.ingestion.id)
       }))),
     failIngestion: (claim, failure) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {

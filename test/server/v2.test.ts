@@ -294,6 +294,10 @@ layer(serverLayer(), { excludeTestServices: true })("v2 reference server through
         expect(data.data.lastUpdatedAt).not.toBeNull()
         const desc = yield* admin.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { sortBy: "id", sortOrder: "desc", pageSize: 1 } })
         expect(desc.data.items).toEqual([{ id: 2, name: ["x", "y"], at: null }])
+        // A column the dataset does not have is refused, naming sortBy, not ignored.
+        const unknownColumn = yield* Effect.flip(admin.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { sortBy: "nope" } }))
+        expect(unknownColumn._tag).toBe("BadRequest")
+        if (unknownColumn._tag === "BadRequest") expect(unknownColumn.errors[0]).toMatchObject({ field: "sortBy", code: "invalid_input" })
 
         const ingestions = yield* admin.v2.v2Datasets.listIngestions({ path: { id: datasetId }, urlParams: {} })
         expect(ingestions.data.items.map((i) => i.status)).toEqual(["success", "success"])

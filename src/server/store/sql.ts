@@ -289,8 +289,9 @@ export const make = Effect.gen(function*() {
   const wakeUp = yield* Effect.makeLatch(false)
   const scope = yield* Effect.scope
 
-  // Idle workers wake on a NOTIFY from any process; the listener reconnects if the database
-  // goes away, and workers look every second anyway (leases that ran out announce nothing).
+  // Idle workers wake on a NOTIFY from any process, and look every second anyway: leases that
+  // ran out announce nothing, and a listening connection that the database dropped hears
+  // nothing more (the platform's listener keeps it) until the process restarts.
   yield* sql.listen(ingestionChannel).pipe(
     Stream.runForEach(() => wakeUp.open),
     Effect.catchAll((error) => Effect.logDebug(`ingestion listener: ${error.message}`)),
@@ -298,9 +299,6 @@ export const make = Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-
-  const claimTimes = (owner: string, leaseMillis: number) =>
-    Effect.map(Clock.currentTimeMillis, (now) => ({ owner, now, until: now + leaseMillis }))
 
   const holdsLease = (claim: ClaimedIngestion) =>
     Effect.map(
@@ -587,8 +585,9 @@ export const make = Effect.gen(function*() {
         SELECT status, initiated_at AS "initiatedAt", duration FROM ingestions
         WHERE dataset_id = ${datasetId}::uuid AND status IN ('success', 'failed') ORDER BY seq DESC`),
     claimIngestions: (owner, leaseMillis, max) =>
-      storeCall(Effect.flatMap(claimTimes(owner, leaseMillis), ({ now, until }) =>
-        Effect.map(
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const until = now + leaseMillis
+        return Effect.map(
           sql<IngestionRecord & { records: ReadonlyArray<unknown>; seq: number }>`
             WITH first AS (
               SELECT dataset_id FROM ingestions
@@ -608,7 +607,8 @@ export const make = Effect.gen(function*() {
               records: r.records,
               owner
             }))
-        ))),
+        )
+      })),
     completeIngestions: (claims, decide) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {
         if (claims.length === 0) return []

@@ -97,6 +97,12 @@ export interface Assignment {
   readonly committed: Position | undefined
   readonly cuts: ReadonlyArray<BatchCut>
   readonly checkpoint: CheckpointWriter
+  /**
+   * Whether the partition is still this process's, asked before each batch goes out: a
+   * source that learns of a revocation before the run does (a consumer group's rebalance)
+   * answers false at once, and nothing more is sent for the partition.
+   */
+  readonly owned?: (() => boolean) | undefined
 }
 
 /**

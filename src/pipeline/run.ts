@@ -224,9 +224,13 @@ export const run = <E, R>(
       poll: config.poll
     })
 
+    // Asked before each batch goes out (see `Assignment.owned`).
+    const ownership = new Map<string, () => boolean>()
+
     // Suspended: a unit's effect is made before it waits for a place among the deliveries.
     const handleBatch = (b: Batch) =>
       Effect.suspend(() => {
+        if (ownership.get(b.partition)?.() === false) return Effect.void // revoked: its next owner sends it
         const first = b.records[0]!.position.offset
         const last = b.records[b.records.length - 1]!.position.offset
         const { partition } = b
@@ -294,6 +298,7 @@ export const run = <E, R>(
       Effect.sync(() => {
         for (const assignment of event.assignments) {
           writers.set(assignment.partition, assignment.checkpoint)
+          if (assignment.owned !== undefined) ownership.set(assignment.partition, assignment.owned)
           batcher.assign(assignment.cuts)
           if (assignment.committed !== undefined) {
             update((p) => ({ committed: { ...p.committed, [assignment.partition]: assignment.committed! } }))
@@ -313,6 +318,7 @@ export const run = <E, R>(
           toCommit.delete(partition)
           tracker.forget(partition)
           writers.delete(partition)
+          ownership.delete(partition)
         }))
       )
 

@@ -22,7 +22,10 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Effect, Option, Queue, Runtime, type Scope, Stream } from "effect"
+import { Chunk, Effect, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
+import type { TributaryClientService } from "../../src/client/Client.js"
+import type { Progress } from "../../src/pipeline/events.js"
+import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
 import type { BatchCut, CheckpointError } from "../../src/pipeline/Checkpoint.js"
 import { CheckpointError as CheckpointFailure } from "../../src/pipeline/Checkpoint.js"
 import type { DeadLetter, DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
@@ -351,6 +354,30 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
         [...states.values()].map((s) => ({ partition: s.name, committed: s.committed, end: s.end }))
       )
     }
+  })
+
+/**
+ * Runs the pipeline over a Kafka source until it fails or is interrupted (SIGTERM through
+ * `NodeRuntime.runMain`). Interrupted, it stops fetching, delivers what was read and commits,
+ * within `drainTimeout` (default 30 s): batches still in flight then are interrupted, and
+ * their keys make the next owner's resend harmless.
+ *
+ * @since 0.1.0
+ */
+export const runUntilStopped = (
+  client: TributaryClientService,
+  config: Omit<PipelineConfig<KafkaError, never>, "source" | "checkpoint"> & { readonly source: KafkaSource }
+): Effect.Effect<Progress, KafkaError | PipelineError> =>
+  Effect.gen(function*() {
+    // A daemon: the caller's fiber is what the signal interrupts, and the run must outlive
+    // that interruption long enough to drain.
+    const running = yield* Effect.forkDaemon(run(client, config))
+    const drain = Effect.gen(function*() {
+      yield* config.source.stop
+      const finished = yield* Fiber.await(running).pipe(Effect.timeout(config.drainTimeout ?? "30 seconds"), Effect.option)
+      if (Option.isNone(finished)) yield* Fiber.interrupt(running)
+    })
+    return yield* Fiber.join(running).pipe(Effect.onInterrupt(() => drain))
   })
 
 const asKafkaError = (error: unknown): KafkaError =>

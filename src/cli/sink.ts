@@ -10,12 +10,11 @@
  */
 import { readFileSync } from "node:fs"
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Config, Console, Duration, Effect, Exit, Fiber, Option, Redacted } from "effect"
+import { Config, Console, Duration, Effect, Option, type Redacted } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import { TributaryClient } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
-import { run } from "../pipeline/run.js"
 import { connectionOptions } from "./ingest.js"
 import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
 import { positiveInteger } from "./options.js"
@@ -65,6 +64,16 @@ const drainTimeout = Options.text("drain-timeout").pipe(
 const metricsPort = Options.integer("metrics-port").pipe(
   Options.optional,
   Options.withDescription("Serve Prometheus metrics, /health and /ready on this port (0 picks one)")
+)
+const sessionTimeout = Options.text("session-timeout").pipe(
+  Options.withDefault("10s"),
+  Options.mapEffect((text) =>
+    Option.match(parseDuration(text), {
+      onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--session-timeout must look like 10s or 6000ms, got ${text}`))),
+      onSome: Effect.succeed
+    })
+  ),
+  Options.withDescription("The group gives a silent member's partitions to others after this long")
 )
 const clientId = Options.text("client-id").pipe(Options.withDefault("tributary"), Options.withDescription("Kafka client id"))
 const tls = Options.boolean("tls").pipe(
@@ -151,6 +160,7 @@ export const sinkCommand = Command.make(
     concurrency,
     drainTimeout,
     metricsPort,
+    sessionTimeout,
     clientId,
     tls,
     tlsCa,
@@ -167,7 +177,11 @@ export const sinkCommand = Command.make(
       const settings = yield* kafkaSettings(options)
       const client = yield* TributaryClient
       const kafka = yield* Kafka.makeClient(settings)
-      const source = yield* Kafka.make({ groupId: options.group, topics: options.topics }).pipe(
+      const source = yield* Kafka.make({
+        groupId: options.group,
+        topics: options.topics,
+        sessionTimeoutMillis: Duration.toMillis(options.sessionTimeout)
+      }).pipe(
         Effect.provideService(Kafka.KafkaClient, kafka)
       )
       const deadLetters = Option.isSome(options.deadLetterTopic)
@@ -199,37 +213,28 @@ export const sinkCommand = Command.make(
           `brokers ${settings.brokers.join(",")}${settings.sasl ? ` (SASL ${settings.sasl.mechanism} as ${settings.sasl.username})` : ""}`
       )
 
-      // A daemon: the command's fiber is what SIGTERM interrupts, and the run must outlive
-      // that interruption long enough to drain.
-      const running = yield* Effect.forkDaemon(
-        run(client, {
-          source,
-          destination: { datasetId: options.dataset },
-          deadLetters,
-          concurrency: options.concurrency,
-          drainTimeout: options.drainTimeout,
-          progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
-          onEvent: (event) =>
-            event._tag === "Progress"
-              ? Effect.zipRight(refresh, Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event)))
-              : Effect.void
-        })
+      yield* Kafka.runUntilStopped(client, {
+        source,
+        destination: { datasetId: options.dataset },
+        deadLetters,
+        concurrency: options.concurrency,
+        drainTimeout: options.drainTimeout,
+        progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
+        onEvent: (event) =>
+          event._tag === "Progress"
+            ? Effect.zipRight(refresh, Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event)))
+            : Effect.void
+      }).pipe(
+        Effect.onInterrupt(() =>
+          Effect.gen(function*() {
+            yield* endProgress(process.stderr)
+            const committed = Object.values(latest?.committed ?? {}).map((p) => `${p.partition}@${p.offset}`)
+            yield* Console.error(`sink: stopped; committed through ${committed.length === 0 ? "nothing" : committed.join(" ")}`)
+          })
+        ),
+        // Runs first on a signal: said before the drain starts.
+        Effect.onInterrupt(() => Console.error("sink: stopping: no more fetching; delivering what was read and committing"))
       )
-      const stopGracefully = Effect.gen(function*() {
-        yield* Console.error("sink: stopping: no more fetching; delivering what was read and committing")
-        yield* source.stop
-        const exit = yield* Fiber.await(running).pipe(Effect.timeout(options.drainTimeout), Effect.option)
-        if (Option.isNone(exit)) {
-          yield* Console.error(`sink: still delivering after ${Duration.format(options.drainTimeout)}: interrupting what is in flight`)
-          yield* Fiber.interrupt(running)
-        } else if (Exit.isFailure(exit.value)) {
-          yield* Console.error(`sink: stopped with a failure while draining`)
-        }
-        yield* endProgress(process.stderr)
-        const committed = Object.values(latest?.committed ?? {}).map((p) => `${p.partition}@${p.offset}`)
-        yield* Console.error(`sink: stopped; committed ${committed.length === 0 ? "nothing" : committed.join(" ")}`)
-      })
-      yield* Fiber.join(running).pipe(Effect.onInterrupt(() => stopGracefully))
     }).pipe(
       Effect.scoped,
       Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))

@@ -4,7 +4,7 @@
  * delivers what it read, commits, and exits 0). Start it several times with the same group to
  * share the partitions. The message key and timestamp go into columns of their own.
  *
- *   TRIBUTARY_API_URL=... TRIBUTARY_API_KEY=... npx tsx examples/kafka-sink.ts BROKERS TOPIC GROUP DATASET_ID
+ *   TRIBUTARY_API_URL=... TRIBUTARY_API_KEY=... npx tsx examples/kafka-sink.ts BROKERS TOPIC GROUP DATASET_ID [DEAD_LETTERS]
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
@@ -12,7 +12,7 @@ import { TributaryClient } from "tributary/client"
 import * as Kafka from "tributary/connectors/kafka"
 import { DeadLetter } from "tributary/pipeline"
 
-const [brokers, topic, groupId, datasetId] = process.argv.slice(2)
+const [brokers, topic, groupId, datasetId, deadLetterPath] = process.argv.slice(2)
 
 const sink = Effect.gen(function*() {
   if (brokers === undefined || topic === undefined || groupId === undefined || datasetId === undefined) {
@@ -33,7 +33,7 @@ const sink = Effect.gen(function*() {
   yield* Kafka.runUntilStopped(client, {
     source,
     destination: { datasetId },
-    deadLetters: yield* DeadLetter.ndjsonFile(`${groupId}.dead-letters.ndjson`),
+    deadLetters: yield* DeadLetter.ndjsonFile(deadLetterPath ?? `${groupId}.dead-letters.ndjson`),
     onEvent: (event) => (event._tag === "Committed" ? Console.log(`committed ${event.position.partition} through ${event.position.offset}`) : Effect.void)
   }).pipe(Effect.onInterrupt(() => Console.log("stopped: everything delivered is committed")))
 })

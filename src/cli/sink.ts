@@ -17,7 +17,7 @@ import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
 import { connectionOptions } from "./ingest.js"
 import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
-import { positiveInteger } from "./options.js"
+import { concurrencyOption as concurrency, datasetOption as dataset } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /**
@@ -41,7 +41,6 @@ const topics = Options.text("topic").pipe(
   Options.withDescription("Topic to consume (repeat for several)")
 )
 const group = Options.text("group").pipe(Options.withDescription("Consumer group id: processes with the same group share the partitions"))
-const dataset = Options.text("dataset").pipe(Options.withDescription("Id of the destination dataset"))
 const deadLetter = Options.text("dead-letter").pipe(
   Options.optional,
   Options.withDescription("File for dead letters, one JSON object per line (default: tributary-dead-letters.ndjson)")
@@ -50,31 +49,24 @@ const deadLetterTopic = Options.text("dead-letter-topic").pipe(
   Options.optional,
   Options.withDescription("Kafka topic for dead letters, instead of a file")
 )
-const concurrency = positiveInteger("concurrency").pipe(Options.withDefault(4), Options.withDescription("Batches in flight at once"))
-const drainTimeout = Options.text("drain-timeout").pipe(
-  Options.withDefault("30s"),
-  Options.mapEffect((text) =>
-    Option.match(parseDuration(text), {
-      onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--drain-timeout must look like 30s, 500ms or 2m, got ${text}`))),
-      onSome: Effect.succeed
-    })
-  ),
-  Options.withDescription("How long stopping (or a rebalance) may wait for batches in flight")
-)
+/** `--NAME 30s`: a duration option (`ms`, `s` or `m`). */
+const durationOption = (name: string, fallback: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withDefault(fallback),
+    Options.mapEffect((text) =>
+      Option.match(parseDuration(text), {
+        onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} must look like 30s, 500ms or 2m, got ${text}`))),
+        onSome: Effect.succeed
+      })
+    ),
+    Options.withDescription(description)
+  )
+const drainTimeout = durationOption("drain-timeout", "30s", "How long stopping (or a rebalance) may wait for batches in flight")
 const metricsPort = Options.integer("metrics-port").pipe(
   Options.optional,
   Options.withDescription("Serve Prometheus metrics, /health and /ready on this port (0 picks one)")
 )
-const sessionTimeout = Options.text("session-timeout").pipe(
-  Options.withDefault("10s"),
-  Options.mapEffect((text) =>
-    Option.match(parseDuration(text), {
-      onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--session-timeout must look like 10s or 6000ms, got ${text}`))),
-      onSome: Effect.succeed
-    })
-  ),
-  Options.withDescription("The group gives a silent member's partitions to others after this long")
-)
+const sessionTimeout = durationOption("session-timeout", "10s", "The group gives a silent member's partitions to others after this long")
 const clientId = Options.text("client-id").pipe(Options.withDefault("tributary"), Options.withDescription("Kafka client id"))
 const tls = Options.boolean("tls").pipe(
   Options.withFallbackConfig(Config.boolean("TRIBUTARY_KAFKA_TLS")),

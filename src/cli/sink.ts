@@ -14,7 +14,7 @@ import { Config, Console, Duration, Effect, Option, type Redacted } from "effect
 import * as Kafka from "../../connectors/kafka/index.js"
 import { TributaryClient } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
-import type { Progress } from "../pipeline/events.js"
+import { emptyProgress, type Progress } from "../pipeline/events.js"
 import { connectionOptions } from "./ingest.js"
 import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
 import { concurrencyOption as concurrency, datasetOption as dataset } from "./options.js"
@@ -180,24 +180,17 @@ export const sinkCommand = Command.make(
         ? yield* Kafka.deadLetterTopic(options.deadLetterTopic.value).pipe(Effect.provideService(Kafka.KafkaClient, kafka))
         : yield* DeadLetter.ndjsonFile(Option.getOrElse(options.deadLetter, () => "tributary-dead-letters.ndjson"))
 
-      let latest: Progress | undefined
-      let partitions: ReadonlyArray<Kafka.PartitionStatus> = []
-      const refresh = Effect.flatMap(source.partitions, (held) => Effect.sync(() => (partitions = held)))
-      const display = progressDisplay({ stream: process.stderr, describe: describeSink(() => partitions) })
-      const status = (): SinkStatus | undefined =>
-        latest === undefined ? undefined : { progress: latest, partitions, ready: partitions.length > 0 }
+      let latest: Progress = emptyProgress(Date.now())
+      const committedThrough = new Map<string, number>()
+      const partitions = () => Effect.runSync(source.partitions)
+      const display = progressDisplay({ stream: process.stderr, describe: describeSink(partitions) })
+      const status = (): SinkStatus => {
+        const held = partitions()
+        return { progress: latest, partitions: held, ready: held.length > 0 }
+      }
 
       if (Option.isSome(options.metricsPort)) {
-        const served = yield* serveMetrics({
-          host: "0.0.0.0",
-          port: options.metricsPort.value,
-          status: () =>
-            status() ?? {
-              progress: { read: 0, valid: 0, sent: 0, accepted: 0, rejected: 0, deadLettered: 0, inFlight: 0, committed: {}, oldestUnackedMillis: 0, startedAt: Date.now() },
-              partitions,
-              ready: false
-            }
-        })
+        const served = yield* serveMetrics({ host: "0.0.0.0", port: options.metricsPort.value, status })
         yield* Console.error(`metrics on http://127.0.0.1:${served.port}/metrics (also /health, /ready)`)
       }
       yield* Console.error(
@@ -212,15 +205,16 @@ export const sinkCommand = Command.make(
         concurrency: options.concurrency,
         drainTimeout: options.drainTimeout,
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
-        onEvent: (event) =>
-          event._tag === "Progress"
-            ? Effect.zipRight(refresh, Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event)))
-            : Effect.void
+        onEvent: (event) => {
+          if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
+          if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
+          return Effect.void
+        }
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.gen(function*() {
             yield* endProgress(process.stderr)
-            const committed = Object.values(latest?.committed ?? {}).map((p) => `${p.partition}@${p.offset}`)
+            const committed = [...committedThrough].sort().map(([partition, offset]) => `${partition}@${offset}`)
             yield* Console.error(`sink: stopped; committed through ${committed.length === 0 ? "nothing" : committed.join(" ")}`)
           })
         ),

@@ -91,8 +91,16 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     const ids = Array.from({ length: 10_000 }, (_, i) => `t${i}`)
     await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
 
-    const first = startSink(sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`] }))
+    const first = startSink(sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`, "--metrics-port", "0"] }))
     await waitFor(async () => (await rowCount(datasetId)) >= 300, 30_000, first.output)
+    // Monitoring while it runs: ready once it holds partitions, and Prometheus metrics.
+    const metricsUrl = /metrics on (http:\/\/[^/\s]+)/.exec(first.output())?.[1]
+    expect(metricsUrl, first.output()).toBeDefined()
+    expect((await fetch(`${metricsUrl}/health`)).status).toBe(200)
+    await waitFor(async () => (await fetch(`${metricsUrl}/ready`)).status === 200, 10_000, first.output)
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text()
+    expect(metrics).toMatch(new RegExp(`tributary_partition_lag\\{partition="${topic}:[01]"\\} \\d+`))
+    expect(metrics).toContain("# TYPE tributary_records_stored_total counter")
     first.child.kill("SIGTERM")
     const { code } = await first.exited
     expect(code, first.output()).toBe(0)
@@ -193,7 +201,8 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     // Dead letters are written at least once (again after a kill before their commit).
     const letters = (await readTopic(deadLetterTopic)).map((text) => JSON.parse(text))
     const named = new Set(letters.map((letter) => {
-      expect(letter.reason.message).toMatch(new RegExp(`^topic ${topic} partition \\d offset \\d+: |`))
+      expect(letter.position.partition).toMatch(new RegExp(`^${topic}:[0-5]$`))
+      if (letter.stage === "source") expect(letter.reason.message).toMatch(new RegExp(`^topic ${topic} partition [0-5] offset \\d+: `))
       return letter.record?.id ?? /bad-\d+/.exec(letter.raw)?.[0]
     }))
     expect([...named].sort()).toEqual([...bad].sort())

@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Redacted, Schedule, type Scope } from "effect"
 import { Kafka as KafkaJs, logLevel } from "kafkajs"
 import * as Kafka from "../../connectors/kafka/index.js"
@@ -228,16 +228,3 @@ for (const harness of [ndjsonHarness, kafkaHarness]) {
       }))
   })
 }
-
-describe("Kafka cut metadata", () => {
-  layer(Layer.empty)((it) => {
-    it("round-trips the cuts of a partition relative to its committed offset", () => {
-      const cuts = [{ partition: "t:0", first: 1200, last: 1299 }, { partition: "t:0", first: 1100, last: 1199 }]
-      const metadata = Kafka.encodeCuts(cuts, 1100)
-      expect(metadata).toBe("t1:0+2r,2s+2r")
-      expect(Kafka.decodeCuts(metadata, 1100, "t:0")).toEqual([...cuts].reverse())
-      expect(Kafka.decodeCuts("written by another tool", 5, "t:0")).toEqual([])
-      expect(Kafka.decodeCuts(null, 5, "t:0")).toEqual([])
-    })
-  })
-})

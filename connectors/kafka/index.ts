@@ -128,7 +128,9 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     const runtime = yield* Effect.runtime<never>()
     const runPromise = Runtime.runPromise(runtime)
     const queue = yield* Queue.bounded<Item>(bufferedChunks)
-    const offer = (item: Item): Promise<void> => runPromise(Queue.offer(queue, item)).then(() => undefined)
+    // Never rejects: once the queue is shut down (the source's scope is closing) there is
+    // nobody left to hand anything to.
+    const offer = (item: Item): Promise<void> => runPromise(Effect.asVoid(Effect.exit(Queue.offer(queue, item))))
     const sessionTimeout = options.sessionTimeoutMillis ?? 10_000
     const heartbeatEvery = Math.max(100, Math.floor(sessionTimeout / 5))
     const maxValueBytes = options.maxValueBytes ?? defaultMaxValueBytes
@@ -282,7 +284,8 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     /** Waits for `promise`, calling the group's heartbeat meanwhile. */
     const whileBeating = async (promise: Promise<unknown>, heartbeat: () => Promise<void>) => {
       let done = false
-      void promise.finally(() => (done = true))
+      const settled = () => (done = true)
+      promise.then(settled, settled)
       while (!done) {
         await Promise.race([promise, sleep(heartbeatEvery)])
         if (!done) await heartbeat()
@@ -304,7 +307,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       }
       s.skipBelow = batch.messages[batch.messages.length - 1]!.offset + 1
       for (let at = 0; at < elements.length; at += elementsPerChunk) {
-        if (s.status !== "live") return
+        if (s.status !== "live" || stopping) return
         const events = Chunk.unsafeFromArray(elements.slice(at, at + elementsPerChunk))
         await whileBeating(offer({ _tag: "Events", events }), heartbeat)
       }
@@ -323,6 +326,9 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       }
     })
     const running = consumer
+    // Runs before the consumer leaves the group (finalizers run last first): a fetch still
+    // waiting for room in the queue is let go, or leaving would wait for it forever.
+    yield* Effect.addFinalizer(() => Queue.shutdown(queue))
 
     const events: Stream.Stream<SourceEvent<KafkaResume>, KafkaError> = Stream.repeatEffectChunkOption(
       Effect.flatMap(Queue.take(queue), (item) => {
@@ -366,13 +372,18 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
  */
 export const runUntilStopped = (
   client: TributaryClientService,
-  config: Omit<PipelineConfig<KafkaError, never>, "source" | "checkpoint"> & { readonly source: KafkaSource }
+  config: Omit<PipelineConfig<KafkaError, never>, "source" | "checkpoint"> & {
+    readonly source: KafkaSource
+    /** Runs first when the sink is told to stop (to say so). */
+    readonly onStop?: Effect.Effect<void> | undefined
+  }
 ): Effect.Effect<Progress, KafkaError | PipelineError> =>
   Effect.gen(function*() {
     // A daemon: the caller's fiber is what the signal interrupts, and the run must outlive
     // that interruption long enough to drain.
     const running = yield* Effect.forkDaemon(run(client, config))
     const drain = Effect.gen(function*() {
+      if (config.onStop !== undefined) yield* config.onStop
       yield* config.source.stop
       const finished = yield* Fiber.await(running).pipe(Effect.timeout(config.drainTimeout ?? "30 seconds"), Effect.option)
       if (Option.isNone(finished)) yield* Fiber.interrupt(running)

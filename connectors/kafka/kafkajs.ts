@@ -212,6 +212,10 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
           groupId: options.groupId,
           sessionTimeout: options.sessionTimeoutMillis,
           heartbeatInterval: Math.max(100, Math.floor(options.sessionTimeoutMillis / 5)),
+          // kafkajs heartbeats between fetches only, and a fetch of a caught-up partition
+          // waits up to this long at the broker (kafkajs's default, 5 s, is longer than short
+          // session timeouts: the member was dropped from its group while it waited).
+          maxWaitTimeInMs: Math.min(5000, Math.max(100, Math.floor(options.sessionTimeoutMillis / 5))),
           // Few and quick: kafkajs retries a failed commit with the generation current at the
           // retry, so a commit retried across a rebalance could land for a partition that has
           // gone to another member. Three tries within about 300 ms end well before a

@@ -204,10 +204,15 @@ export const sinkCommand = Command.make(
         deadLetters,
         concurrency: options.concurrency,
         drainTimeout: options.drainTimeout,
+        onStop: Console.error("sink: stopping: no more fetching; delivering what was read and committing"),
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
         onEvent: (event) => {
           if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
           if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
+          if (event._tag === "Assigned") return Console.error(`sink: assigned ${event.partitions.join(", ")}`)
+          if (event._tag === "Revoked") {
+            return Console.error(`sink: revoked ${event.partitions.join(", ")}: in-flight batches drained, delivered ones committed`)
+          }
           return Effect.void
         }
       }).pipe(
@@ -217,9 +222,7 @@ export const sinkCommand = Command.make(
             const committed = [...committedThrough].sort().map(([partition, offset]) => `${partition}@${offset}`)
             yield* Console.error(`sink: stopped; committed through ${committed.length === 0 ? "nothing" : committed.join(" ")}`)
           })
-        ),
-        // Runs first on a signal: said before the drain starts.
-        Effect.onInterrupt(() => Console.error("sink: stopping: no more fetching; delivering what was read and committing"))
+        )
       )
     }).pipe(
       Effect.scoped,

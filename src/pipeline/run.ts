@@ -295,7 +295,7 @@ export const run = <E, R>(
     })
 
     const assigned = (event: Extract<PartitionEvent, { _tag: "Assigned" }>) =>
-      Effect.sync(() => {
+      Effect.zipRight(Effect.sync(() => {
         for (const assignment of event.assignments) {
           writers.set(assignment.partition, assignment.checkpoint)
           if (assignment.owned !== undefined) ownership.set(assignment.partition, assignment.owned)
@@ -304,7 +304,7 @@ export const run = <E, R>(
             update((p) => ({ committed: { ...p.committed, [assignment.partition]: assignment.committed! } }))
           }
         }
-      })
+      }), emit({ _tag: "Assigned", partitions: event.assignments.map((a) => a.partition) }))
 
     // Nothing more of the partition is sent; what is in flight lands (or is interrupted after
     // the drain timeout), what landed is committed, and the partition is forgotten.
@@ -333,9 +333,9 @@ export const run = <E, R>(
       onPartitionEvent: (event, drain) =>
         event._tag === "Assigned"
           ? assigned(event)
-          : Effect.zipRight(
-            Effect.forEach(event.partitions, (partition) => revoked(partition, drain), { discard: true }),
-            event.release
+          : Effect.forEach(event.partitions, (partition) => revoked(partition, drain), { discard: true }).pipe(
+            Effect.zipRight(emit({ _tag: "Revoked", partitions: event.partitions })),
+            Effect.zipRight(event.release)
           )
     })
 

@@ -207,4 +207,48 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     }))
     expect([...named].sort()).toEqual([...bad].sort())
   }, 300_000)
+
+  it("a member joins and another leaves while batches are in flight at a slow server: no duplicate, no loss", async () => {
+    const slow = await startServe(["--port", "0", "--api-key", apiKey, "--faults", `latency=100-250ms,seed=${seed}`])
+    try {
+      const id = randomUUID()
+      const topic = `sink-rebalance-${id}`
+      const group = `sink-rebalance-${id}`
+      await createTopic(topic, 4)
+      const dataSource = await apiData(slow.url, apiKey, "POST", "/v2/data-sources", { name: `rebalance ${id}` })
+      const dataset = await apiData(slow.url, apiKey, "POST", "/v2/datasets", {
+        name: `rebalance ${id}`,
+        dataSourceId: dataSource.id,
+        schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
+      })
+      const count = async () =>
+        (await apiData(slow.url, apiKey, "GET", `/v2/datasets/${dataset.id}/data?pageSize=1`)).pagination.totalItems as number
+      const ids = Array.from({ length: 8000 }, (_, n) => `r${String(n).padStart(5, "0")}`)
+      await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
+      const args = [...sinkArgs({ topic, group, datasetId: dataset.id, extra: ["--concurrency", "8", "--dead-letter", `/tmp/${group}.ndjson`] })]
+      args[args.indexOf("--api-url") + 1] = slow.url
+
+      const first = startSink(args)
+      await waitFor(async () => (await count()) >= 800, 60_000, first.output)
+      const second = startSink(args) // joins: the group rebalances with the first member's batches in flight
+      await isUp(second)
+      await waitFor(async () => (await count()) >= 4000, 60_000, async () => `${first.output()}\n${second.output()}`)
+      first.child.kill("SIGTERM") // leaves: the second member takes every partition, with its own batches in flight
+      expect(await first.exited, first.output()).toEqual({ code: 0, signal: null })
+      await waitFor(async () => (await groupLag(group, topic)) === 0, 90_000, second.output)
+      second.child.kill("SIGTERM")
+      expect(await second.exited, second.output()).toEqual({ code: 0, signal: null })
+      // Both rebalances happened: the first member gave partitions up when the second joined,
+      // and the second was assigned again when the first left.
+      expect(first.output()).toContain("sink: revoked")
+      expect(second.output().match(/sink: assigned/g)?.length ?? 0, second.output()).toBeGreaterThanOrEqual(2)
+
+      const rows = await readAllRows(slow.url, apiKey, dataset.id)
+      const { duplicated, missing, unexpected } = compareIds(ids, rows.map((row) => row["id"]))
+      expect({ duplicated: duplicated.slice(0, 20), missing: missing.slice(0, 20), unexpected: unexpected.slice(0, 20) })
+        .toEqual({ duplicated: [], missing: [], unexpected: [] })
+    } finally {
+      await slow.stop()
+    }
+  }, 240_000)
 })

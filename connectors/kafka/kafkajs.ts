@@ -192,7 +192,11 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
       ...(settings.sasl === undefined ? {} : { sasl: saslOptions(settings.sasl) }),
       logLevel: logLevel.WARN,
       logCreator: () => ({ namespace, label, log }) => {
-        process.stderr.write(`kafka ${label.toLowerCase()} ${namespace}: ${log.message}\n`)
+        // Every heartbeat during a rebalance is logged as a connection error; the runner's own
+        // line ("The group is rebalancing, re-joining") says it once.
+        if (namespace === "Connection" && /rebalancing/i.test(String(log["error"]))) return
+        const detail = typeof log["error"] === "string" ? `: ${log["error"]}` : ""
+        process.stderr.write(`kafka ${label.toLowerCase()} ${namespace}: ${log.message}${detail}\n`)
       }
     })
     const admin = kafka.admin()

@@ -139,6 +139,10 @@ export const describeSink = (partitions: () => ReadonlyArray<Kafka.PartitionStat
   }
 }
 
+/** A line on stderr; on a terminal it replaces the status line, which the next update redraws. */
+const say = (line: string) =>
+  Effect.sync(() => process.stderr.write(`${process.stderr.isTTY ? "\r\x1b[2K" : ""}${line}\n`))
+
 /** @since 0.1.0 */
 export const sinkCommand = Command.make(
   "sink",
@@ -204,14 +208,14 @@ export const sinkCommand = Command.make(
         deadLetters,
         concurrency: options.concurrency,
         drainTimeout: options.drainTimeout,
-        onStop: Console.error("sink: stopping: no more fetching; delivering what was read and committing"),
+        onStop: say("sink: stopping: no more fetching; delivering what was read and committing"),
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
         onEvent: (event) => {
           if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
           if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
-          if (event._tag === "Assigned") return Console.error(`sink: assigned ${event.partitions.join(", ")}`)
+          if (event._tag === "Assigned") return say(`sink: assigned ${event.partitions.join(", ")}`)
           if (event._tag === "Revoked") {
-            return Console.error(`sink: revoked ${event.partitions.join(", ")}: in-flight batches drained, delivered ones committed`)
+            return say(`sink: revoked ${event.partitions.join(", ")}: in-flight batches drained, delivered ones committed`)
           }
           return Effect.void
         }

@@ -208,8 +208,8 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     expect([...named].sort()).toEqual([...bad].sort())
   }, 300_000)
 
-  it("a member joins and another leaves while batches are in flight at a slow server: no duplicate, no loss", async () => {
-    const slow = await startServe(["--port", "0", "--api-key", apiKey, "--faults", `latency=100-250ms,seed=${seed}`])
+  it("a member joins and another leaves while batches are in flight at a slow, faulty server: no duplicate, no loss", async () => {
+    const slow = await startServe(["--port", "0", "--api-key", apiKey, "--faults", `latency=100-250ms,5xx=0.03,429=0.02,retry-after=0,drop=0.02,seed=${seed}`])
     try {
       const id = randomUUID()
       const topic = `sink-rebalance-${id}`

@@ -1,11 +1,15 @@
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { promisify } from "node:util"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { createTopic, kafka, waitFor } from "./support/kafka.js"
 import { clientFor, serverLayer, ServerUrl } from "./support/server.js"
+import { kafkaBrokers } from "./support/services.js"
 
 const run = promisify(execFile)
 
@@ -41,4 +45,53 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       const { stdout } = yield* runExample("ndjson-job", url, "acme-admin", [file, dataset.data.id])
       expect(stdout).toContain("stored 2 of 3 records; 1 dead letters")
     }), 60_000)
+
+  it.effect("kafka-sink sinks a topic with key and timestamp columns until SIGTERM, then commits and exits 0", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const client = yield* clientFor("acme-admin")
+      const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "example" }, headers: {} })
+      const dataset = yield* client.v2.v2Datasets.create({
+        payload: {
+          name: "events",
+          dataSourceId: dataSource.data.id,
+          schema: [
+            { id: "n", dataType: "number" },
+            { id: "key", dataType: "string" },
+            { id: "producedAt", dataType: "datetime" }
+          ]
+        },
+        headers: {}
+      })
+      const topic = `example-${randomUUID()}`
+      const deadLetters = join(mkdtempSync(join(tmpdir(), "tributary-example-")), "dead-letters.ndjson")
+      const rows = yield* Effect.promise(async () => {
+        await createTopic(topic, 2)
+        const producer = kafka().producer()
+        await producer.connect()
+        const messages = Array.from({ length: 50 }, (_, n) => ({ key: `k${n}`, value: JSON.stringify({ n }) }))
+        await producer.send({ topic, acks: -1, messages: [...messages, { key: "bad", value: "not json" }] })
+        await producer.disconnect()
+        const child = spawn(
+          process.execPath,
+          ["--import", "tsx", "examples/kafka-sink.ts", kafkaBrokers().join(","), topic, `example-${topic}`, dataset.data.id, deadLetters],
+          { env: { ...process.env, TRIBUTARY_API_URL: url, TRIBUTARY_API_KEY: "acme-admin" } }
+        )
+        let output = ""
+        child.stdout.on("data", (chunk) => (output += chunk))
+        child.stderr.on("data", (chunk) => (output += chunk))
+        const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+        const stored = async () => {
+          const answer = await fetch(`${url}/v2/datasets/${dataset.data.id}/data?pageSize=100`, { headers: { "x-api-key": "acme-admin" } })
+          return ((await answer.json()) as { data: { items: Array<Record<string, unknown>> } }).data.items
+        }
+        await waitFor(async () => (await stored()).length === 50 && output.includes("committed"), 60_000, () => output)
+        child.kill("SIGTERM")
+        expect(await exited, output).toBe(0)
+        expect(output).toContain("stopped: everything delivered is committed")
+        expect(readFileSync(deadLetters, "utf8")).toContain(`topic ${topic} partition`)
+        return stored()
+      })
+      expect(rows.find((row) => row["n"] === 7)).toMatchObject({ key: "k7", producedAt: expect.stringMatching(/^\d{4}-/) })
+    }), 90_000)
 })

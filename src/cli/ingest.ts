@@ -12,7 +12,7 @@ import * as Checkpoint from "../pipeline/Checkpoint.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
 import { run, type PipelineError } from "../pipeline/run.js"
-import { positiveInteger } from "./options.js"
+import { concurrencyOption as concurrency, datasetOption as dataset, positiveInteger } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
@@ -109,7 +109,6 @@ export const summarize = (progress: Progress, paths: { readonly deadLetters: str
   ].join("\n")
 
 const input = Args.text({ name: "FILE|-" }).pipe(Args.withDescription("NDJSON file to send, or - for standard input"))
-const dataset = Options.text("dataset").pipe(Options.withDescription("Id of the destination dataset"))
 const deadLetter = Options.text("dead-letter").pipe(
   Options.optional,
   Options.withDescription("Where refused records go, one JSON object per line (default: FILE.dead-letters.ndjson)")
@@ -117,10 +116,6 @@ const deadLetter = Options.text("dead-letter").pipe(
 const checkpoint = Options.text("checkpoint").pipe(
   Options.optional,
   Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
-)
-const concurrency = positiveInteger("concurrency").pipe(
-  Options.withDefault(4),
-  Options.withDescription("Batches in flight at once")
 )
 const maxLineBytes = positiveInteger("max-line-bytes").pipe(
   Options.withDefault(Ndjson.defaultMaxLineBytes),

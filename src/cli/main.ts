@@ -13,10 +13,11 @@ import { Cause, Console, Effect, Exit } from "effect"
 import { demoCommand } from "./demo.js"
 import { ingestCommand, stdinPath } from "./ingest.js"
 import { serveCommand } from "./serve.js"
+import { sinkCommand } from "./sink.js"
 
 const tributary = Command.make("tributary").pipe(
   Command.withDescription("Move records into the Data Ingestion Service, effectively once"),
-  Command.withSubcommands([serveCommand, ingestCommand, demoCommand])
+  Command.withSubcommands([serveCommand, ingestCommand, sinkCommand, demoCommand])
 )
 
 const cli = Command.run(tributary, { name: "tributary", version: "0.1.0" })

@@ -30,6 +30,8 @@ export const progressDisplay = (options: {
   readonly stream: NodeJS.WriteStream
   readonly total?: number | undefined
   readonly logEveryMillis?: number | undefined
+  /** The line to show (default `describeProgress`). */
+  readonly describe?: ((progress: Progress, now: number) => string) | undefined
 }) => {
   const tty = options.stream.isTTY === true
   let lastLog = Date.now()
@@ -37,7 +39,7 @@ export const progressDisplay = (options: {
     Effect.sync(() => {
       if (event._tag !== "Progress") return
       const now = Date.now()
-      const line = describeProgress(event.progress, now)
+      const line = (options.describe ?? describeProgress)(event.progress, now)
       if (tty) {
         const total = options.total
         const bar = total === undefined || total === 0 ? "" : (() => {

@@ -1,21 +1,30 @@
 /**
- * Sources: streams of records, each with the position it came from.
+ * Sources: streams of records, each with the position it came from, and the partitions a
+ * source owns, which may come and go while a run goes on (a consumer group).
+ *
+ * Two shapes, one core: a `Source` reads a fixed set of partitions whose positions live in a
+ * `CheckpointStore` the caller chooses (a file for NDJSON); a `PartitionedSource` announces
+ * its partitions itself, each assignment bringing its committed position, the batch cuts
+ * recorded by whoever owned it before, and the store where its commits and cuts live (Kafka
+ * keeps them in the group's committed offsets). `run` turns the first into the second
+ * (`withCheckpoint`) and drives only the second.
  *
  * @since 0.1.0
  */
-import type { Stream } from "effect"
+import { Effect, Stream } from "effect"
+import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
 
 /**
  * Where an element sits in its source. `offset` grows within a partition (a line number,
  * a Kafka offset, a row ordinal); `resume` is what the source needs to start right after
- * it (a byte offset, a key value).
+ * it (a byte offset, a key value), typed by each source.
  *
  * @since 0.1.0
  */
-export interface Position {
+export interface Position<Resume = unknown> {
   readonly partition: string
   readonly offset: number
-  readonly resume?: unknown
+  readonly resume?: Resume | undefined
 }
 
 /**
@@ -37,30 +46,136 @@ export interface Problem {
  *
  * @since 0.1.0
  */
-export type SourceElement =
+export type SourceElement<Resume = unknown> =
   | {
     readonly _tag: "Record"
-    readonly position: Position
+    readonly position: Position<Resume>
     readonly value: unknown
     /** The record's JSON text when the source already has it (saves a stringify). */
     readonly json?: string | undefined
   }
   | {
     readonly _tag: "Malformed"
-    readonly position: Position
+    readonly position: Position<Resume>
     readonly problem: Problem
     /** The raw element, cut to a readable length. */
     readonly raw: string
   }
 
 /**
- * A source of records. `name` identifies it stably across restarts: it is part of every
- * idempotency key, so the same records from the same source always map to the same keys.
- * `elements` starts right after the committed positions it is given (none: from the start).
+ * A source of records over a fixed set of partitions. `name` identifies it stably across
+ * restarts: it is part of every idempotency key, so the same records from the same source
+ * always map to the same keys. `elements` starts right after the committed positions it is
+ * given (none: from the start). Those come back from storage (a checkpoint file anyone may
+ * edit), so their `resume` is `unknown` until the source has checked it; the positions it
+ * emits carry its own `Resume`.
  *
  * @since 0.1.0
  */
-export interface Source<E = never, R = never> {
+export interface Source<E = never, R = never, Resume = unknown> {
   readonly name: string
-  readonly elements: (committed: Readonly<Record<string, Position>>) => Stream.Stream<SourceElement, E, R>
+  readonly elements: (committed: Readonly<Record<string, Position>>) => Stream.Stream<SourceElement<Resume>, E, R>
 }
+
+/**
+ * Where one partition's batch cuts and commits are written while it is assigned: a
+ * `CheckpointStore` without `load` (the assignment brings what was loaded).
+ *
+ * @since 0.1.0
+ */
+export type CheckpointWriter = Omit<CheckpointStore, "load">
+
+/**
+ * A partition handed to the run: its committed position (none: from its start), the cuts
+ * its previous owner recorded (to be honoured, so that the same batches go out again under
+ * the same keys), and where its cuts and commits go from now on.
+ *
+ * @since 0.1.0
+ */
+export interface Assignment {
+  readonly partition: string
+  readonly committed: Position | undefined
+  readonly cuts: ReadonlyArray<BatchCut>
+  readonly checkpoint: CheckpointWriter
+  /**
+   * Whether the partition is still this process's, asked before each batch goes out: a
+   * source that learns of a revocation before the run does (a consumer group's rebalance)
+   * answers false at once, and nothing more is sent for the partition.
+   */
+  readonly owned?: (() => boolean) | undefined
+}
+
+/**
+ * Partitions come and go. After `Assigned`, elements of those partitions follow; after
+ * `Revoked`, none do until they are assigned again. The run answers a revocation by
+ * dropping what it has not sent of those partitions, draining their batches in flight,
+ * committing, and only then running `release` (the source may then let the partitions go).
+ *
+ * @since 0.1.0
+ */
+export type PartitionEvent =
+  | { readonly _tag: "Assigned"; readonly assignments: ReadonlyArray<Assignment> }
+  | { readonly _tag: "Revoked"; readonly partitions: ReadonlyArray<string>; readonly release: Effect.Effect<void> }
+
+/**
+ * What a partitioned source emits.
+ *
+ * @since 0.1.0
+ */
+export type SourceEvent<Resume = unknown> = SourceElement<Resume> | PartitionEvent
+
+/**
+ * A source that announces its partitions as they are assigned and revoked, and keeps their
+ * commits and cuts where it chooses.
+ *
+ * @since 0.1.0
+ */
+export interface PartitionedSource<E = never, R = never, Resume = unknown> {
+  readonly _tag: "PartitionedSource"
+  readonly name: string
+  readonly events: Stream.Stream<SourceEvent<Resume>, E, R>
+  /**
+   * Where elements of partitions never announced are committed (a `Source` lifted with
+   * `withCheckpoint`: its partitions show up as they are read).
+   */
+  readonly fallback?: CheckpointWriter | undefined
+}
+
+/**
+ * Whether an element or event is a partition event.
+ *
+ * @since 0.1.0
+ */
+export const isPartitionEvent = <Resume>(event: SourceEvent<Resume>): event is PartitionEvent =>
+  event._tag === "Assigned" || event._tag === "Revoked"
+
+/**
+ * A `Source` over fixed partitions as a `PartitionedSource` whose positions live in
+ * `checkpoint`: one assignment of every partition the checkpoint knows, at the start, then
+ * the elements; partitions seen for the first time later are committed to `checkpoint` too.
+ *
+ * @since 0.1.0
+ */
+export const withCheckpoint = <E, R, Resume>(
+  source: Source<E, R, Resume>,
+  checkpoint: CheckpointStore
+): PartitionedSource<E | CheckpointError, R, Resume> => ({
+  _tag: "PartitionedSource",
+  name: source.name,
+  fallback: checkpoint,
+  events: Stream.unwrap(Effect.map(checkpoint.load, (loaded) => {
+    const positions = loaded.positions
+    const partitions = new Set([...Object.keys(positions), ...loaded.cuts.map((cut) => cut.partition)])
+    const assigned: SourceEvent<Resume> = {
+      _tag: "Assigned",
+      assignments: [...partitions].map((partition) => ({
+        partition,
+        committed: positions[partition],
+        cuts: loaded.cuts.filter((cut) => cut.partition === partition),
+        checkpoint
+      }))
+    }
+    const elements: Stream.Stream<SourceEvent<Resume>, E, R> = source.elements(positions)
+    return partitions.size === 0 ? elements : Stream.concat(Stream.succeed(assigned), elements)
+  }))
+})

@@ -118,13 +118,23 @@ export interface Batcher {
   readonly waiting: () => number
   /** The waiting units, and the boundaries among them to record before they go out. */
   readonly take: () => { readonly units: ReadonlyArray<Unit>; readonly cuts: ReadonlyArray<BatchCut> }
+  /** Cuts recorded for a partition that was just assigned: honoured as those given at the start. */
+  readonly assign: (cuts: ReadonlyArray<BatchCut>) => void
+  /**
+   * Forgets a revoked partition: its open batch and the units waiting to go out (none of them
+   * recorded or sent; the partition's next owner reads them again) and its recorded cuts.
+   */
+  readonly revoke: (partition: string) => void
 }
 
 /** @since 0.1.0 */
 export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher => {
   const lingerMillis = Duration.toMillis(options.linger)
   const recordedCuts = new Map<string, number>()
-  for (const cut of options.recordedCuts) recordedCuts.set(`${cut.partition}\u0000${cut.first}`, cut.last)
+  const assign = (cuts: ReadonlyArray<BatchCut>) => {
+    for (const cut of cuts) recordedCuts.set(`${cut.partition}\u0000${cut.first}`, cut.last)
+  }
+  assign(options.recordedCuts)
   const open = new Map<string, Open>()
 
   const close = (partition: string, state: Open, closedBy: Batch["closedBy"]): Unit => {
@@ -211,9 +221,20 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
       const units = waiting
       waiting = []
       return { units, cuts: units.flatMap(cutOf) }
+    },
+    assign,
+    revoke: (partition) => {
+      open.delete(partition)
+      waiting = waiting.filter((unit) => unitPartition(unit) !== partition)
+      const prefix = `${partition}\u0000`
+      for (const key of [...recordedCuts.keys()]) if (key.startsWith(prefix)) recordedCuts.delete(key)
     }
   }
 }
+
+/** The partition a unit belongs to. @since 0.1.0 */
+export const unitPartition = (unit: Unit): string =>
+  unit._tag === "Batch" ? unit.batch.partition : unit.letter.position.partition
 
 const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
   unit._tag === "Batch" && unit.batch.closedBy !== "recorded"

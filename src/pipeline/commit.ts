@@ -78,6 +78,11 @@ export class CommitTracker {
     return committable
   }
 
+  /** Forgets a revoked partition: if it is assigned again, its elements are numbered from 0. */
+  forget(partition: string): void {
+    this.partitions.delete(partition)
+  }
+
   /** Milliseconds since the oldest pending element was read (0 when none is pending). */
   oldestPendingMillis(now: number): number {
     let oldest = now

@@ -72,4 +72,8 @@ export type PipelineEvent =
   }
   | { readonly _tag: "DeadLettered"; readonly letter: DeadLetter }
   | { readonly _tag: "Committed"; readonly position: Position }
+  /** Partitions handed to the run (a consumer group's assignment). */
+  | { readonly _tag: "Assigned"; readonly partitions: ReadonlyArray<string> }
+  /** Partitions taken away: their batches in flight drained, what landed committed. */
+  | { readonly _tag: "Revoked"; readonly partitions: ReadonlyArray<string> }
   | { readonly _tag: "Progress"; readonly progress: Progress }

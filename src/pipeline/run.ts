@@ -11,24 +11,34 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
-import { type Batch, type Batcher, type BatchRecord, lingerCheckMillis, makeBatcher, shouldFlush, type Unit } from "./batch.js"
-import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
+import { type Batch, type Batcher, type BatchRecord, lingerCheckMillis, makeBatcher, shouldFlush, type Unit, unitPartition } from "./batch.js"
+import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
 import { type DeliveredUnit, deliveredBatch, deliveredLetter, DeliveryError, type Destination, makeDeliver } from "./deliver.js"
 import { emptyProgress, type PipelineEvent, type Progress } from "./events.js"
-import type { Position, Source } from "./Source.js"
+import {
+  type CheckpointWriter,
+  isPartitionEvent,
+  type PartitionedSource,
+  type PartitionEvent,
+  type Position,
+  type Source,
+  withCheckpoint
+} from "./Source.js"
 import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
 
 /**
  * @since 0.1.0
  */
 export interface PipelineConfig<E, R> {
-  readonly source: Source<E, R>
+  /** A `Source` (its positions in `checkpoint`) or a `PartitionedSource` (which keeps its own). */
+  readonly source: Source<E, R, any> | PartitionedSource<E, R, any>
   readonly destination: Destination
   /** The dataset's schema; read from the service when not given. */
   readonly schema?: DatasetSchema | undefined
-  readonly checkpoint: CheckpointStore
+  /** Where a `Source`'s positions and cuts live (a `PartitionedSource` brings its own). */
+  readonly checkpoint?: CheckpointStore | undefined
   readonly deadLetters: DeadLetterSink
   readonly batch?: {
     readonly max?: number | undefined
@@ -37,6 +47,11 @@ export interface PipelineConfig<E, R> {
   } | undefined
   /** Batches in flight at once (default 4). */
   readonly concurrency?: number | undefined
+  /**
+   * How long a revoked partition's batches in flight may take to finish before they are
+   * interrupted (default 30 s); their keys make the next owner's resend harmless.
+   */
+  readonly drainTimeout?: Duration.DurationInput | undefined
   /** How often committed positions are written (default 100 ms); a crash replays at most this much. */
   readonly commitInterval?: Duration.DurationInput | undefined
   readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
@@ -102,8 +117,11 @@ export const run = <E, R>(
     if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
       return yield* Effect.dieMessage(`concurrency must be a whole number of at least 1, got ${concurrency}`)
     }
+    if (!("_tag" in config.source) && config.checkpoint === undefined) {
+      return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
+    }
+    const source = asPartitioned(config.source, config.checkpoint!)
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
-    const loaded = yield* config.checkpoint.load
     const tracker = new CommitTracker()
     // Counters change for every record: one mutable object, copied only for snapshots.
     const progress: { -readonly [K in keyof Progress]: Progress[K] } = emptyProgress(yield* Clock.currentTimeMillis)
@@ -116,20 +134,49 @@ export const run = <E, R>(
       oldestUnackedMillis: tracker.oldestPendingMillis(now)
     }))
 
+    // Where each assigned partition's cuts and commits go.
+    const writers = new Map<string, CheckpointWriter>()
+    const writerOf = (partition: string): CheckpointWriter => {
+      const writer = writers.get(partition) ?? source.fallback
+      if (writer === undefined) throw new Error(`source ${source.name} sent partition ${partition} before assigning it`)
+      return writer
+    }
+
     // Positions waiting to be written; the committer writes the latest of each partition.
     const toCommit = new Map<string, Position>()
+    const writeCommit = (position: Position) =>
+      Effect.zipRight(
+        writerOf(position.partition).commit(position),
+        Effect.zipRight(
+          Effect.sync(() => update((p) => ({ committed: { ...p.committed, [position.partition]: position } }))),
+          emit({ _tag: "Committed", position })
+        )
+      )
     const flushCommits = Effect.suspend(() => {
       const positions = [...toCommit.values()]
       toCommit.clear()
-      return Effect.forEach(positions, (position) =>
-        Effect.zipRight(
-          config.checkpoint.commit(position),
-          Effect.zipRight(
-            Effect.sync(() => update((p) => ({ committed: { ...p.committed, [position.partition]: position } }))),
-            emit({ _tag: "Committed", position })
-          )
-        ), { discard: true })
+      return Effect.forEach(positions, writeCommit, { discard: true })
     })
+    /** Commits what is delivered of one partition now (a revocation). */
+    const flushCommit = (partition: string) =>
+      Effect.suspend(() => {
+        const position = toCommit.get(partition)
+        toCommit.delete(partition)
+        return position === undefined ? Effect.void : writeCommit(position)
+      })
+
+    // Boundaries go to the writers of their partitions, one write per writer.
+    const recordCuts = (cuts: ReadonlyArray<BatchCut>) => {
+      if (cuts.length === 0) return Effect.void
+      const byWriter = new Map<CheckpointWriter, Array<BatchCut>>()
+      for (const cut of cuts) {
+        const writer = writerOf(cut.partition)
+        const list = byWriter.get(writer)
+        if (list === undefined) byWriter.set(writer, [cut])
+        else list.push(cut)
+      }
+      return Effect.forEach(byWriter, ([writer, list]) => writer.recordCuts(list), { discard: true })
+    }
     const committer = yield* Effect.forkScoped(
       Effect.repeat(flushCommits, Schedule.spaced(config.commitInterval ?? "100 millis"))
     )
@@ -173,13 +220,17 @@ export const run = <E, R>(
     const deliverBatch = makeDeliver({
       exchanges: client.exchanges,
       destination: config.destination,
-      sourceName: config.source.name,
+      sourceName: source.name,
       poll: config.poll
     })
+
+    // Asked before each batch goes out (see `Assignment.owned`).
+    const ownership = new Map<string, () => boolean>()
 
     // Suspended: a unit's effect is made before it waits for a place among the deliveries.
     const handleBatch = (b: Batch) =>
       Effect.suspend(() => {
+        if (ownership.get(b.partition)?.() === false) return Effect.void // revoked: its next owner sends it
         const first = b.records[0]!.position.offset
         const last = b.records[b.records.length - 1]!.position.offset
         const { partition } = b
@@ -218,12 +269,14 @@ export const run = <E, R>(
         })
 
     // Numbering, the read clock, validation and the counters in one pass over each chunk.
+    // Partition events pass through, in their place among the elements.
     const check = checkElement(schema)
-    const checked: Stream.Stream<Checked, E, R> = Stream.mapChunks(
-      config.source.elements(loaded.positions),
+    const checked: Stream.Stream<Checked | PartitionEvent, E | CheckpointError, R> = Stream.mapChunks(
+      source.events,
       (chunk) => {
         const now = Date.now()
         return Chunk.map(chunk, (element) => {
+          if (isPartitionEvent(element)) return element
           const result = check(element, tracker.read(element.position.partition, now))
           progress.read++
           if (result._tag === "Valid") progress.valid++
@@ -238,16 +291,52 @@ export const run = <E, R>(
       max,
       maxBytes: config.batch?.maxBytes ?? defaultBatch.maxBytes,
       linger,
-      recordedCuts: loaded.cuts
+      recordedCuts: []
     })
+
+    const assigned = (event: Extract<PartitionEvent, { _tag: "Assigned" }>) =>
+      Effect.zipRight(Effect.sync(() => {
+        for (const assignment of event.assignments) {
+          writers.set(assignment.partition, assignment.checkpoint)
+          if (assignment.owned !== undefined) ownership.set(assignment.partition, assignment.owned)
+          batcher.assign(assignment.cuts)
+          if (assignment.committed !== undefined) {
+            update((p) => ({ committed: { ...p.committed, [assignment.partition]: assignment.committed! } }))
+          }
+        }
+      }), emit({ _tag: "Assigned", partitions: event.assignments.map((a) => a.partition) }))
+
+    // Nothing more of the partition is sent; what is in flight lands (or is interrupted after
+    // the drain timeout), what landed is committed, and the partition is forgotten.
+    const revoked = (partition: string, drain: (partition: string) => Effect.Effect<void>) =>
+      Effect.suspend(() => {
+        batcher.revoke(partition)
+        return drain(partition)
+      }).pipe(
+        Effect.zipRight(flushCommit(partition)),
+        Effect.ensuring(Effect.sync(() => {
+          toCommit.delete(partition)
+          tracker.forget(partition)
+          writers.delete(partition)
+          ownership.delete(partition)
+        }))
+      )
 
     const delivering = batchAndDeliver(checked, {
       batcher,
       max,
       linger,
-      checkpoint: config.checkpoint,
+      recordCuts,
       concurrency,
-      handleUnit
+      handleUnit,
+      drainTimeout: Duration.decode(config.drainTimeout ?? "30 seconds"),
+      onPartitionEvent: (event, drain) =>
+        event._tag === "Assigned"
+          ? assigned(event)
+          : Effect.forEach(event.partitions, (partition) => revoked(partition, drain), { discard: true }).pipe(
+            Effect.zipRight(emit({ _tag: "Revoked", partitions: event.partitions })),
+            Effect.zipRight(event.release)
+          )
     })
 
     yield* delivering.pipe(
@@ -305,21 +394,28 @@ export const events = <E, R>(
 /**
  * One loop pulls chunks of checked elements, batches them, records the boundaries and starts
  * the deliveries, at most `concurrency` at once; a ticker closes batches that linger while the
- * source is silent. Ends when every unit is delivered, or with the first failure.
+ * source is silent. Partition events are handled in their place: what was batched before one
+ * goes out first. Ends when every unit is delivered, or with the first failure.
  *
  * A pull loop, not `Stream.runForEach` over a stream built with `batch`: Effect's stream
  * runners kept every record alive past a young-generation collection (the collector then
  * copied and promoted all of them), a pull loop does not.
  */
 const batchAndDeliver = <E, R>(
-  checked: Stream.Stream<Checked, E, R>,
+  checked: Stream.Stream<Checked | PartitionEvent, E, R>,
   options: {
     readonly batcher: Batcher
     readonly max: number
     readonly linger: Duration.DurationInput
-    readonly checkpoint: Pick<CheckpointStore, "recordCuts">
+    readonly recordCuts: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, CheckpointError>
     readonly concurrency: number
     readonly handleUnit: (unit: Unit) => Effect.Effect<void, PipelineError>
+    readonly drainTimeout: Duration.Duration
+    /** `drain` waits for a partition's deliveries (interrupting them after the drain timeout). */
+    readonly onPartitionEvent: (
+      event: PartitionEvent,
+      drain: (partition: string) => Effect.Effect<void>
+    ) => Effect.Effect<void, PipelineError>
   }
 ): Effect.Effect<void, E | PipelineError, R> =>
   Effect.scoped(Effect.gen(function*() {
@@ -330,10 +426,11 @@ const batchAndDeliver = <E, R>(
     const flush = lock.withPermits(1)(Effect.suspend(() => {
       const { cuts, units } = batcher.take()
       return units.length === 0 ? Effect.void : Effect.zipRight(
-        options.checkpoint.recordCuts(cuts),
-        Effect.forEach(units, (unit) => deliveries.start(options.handleUnit(unit)), { discard: true })
+        options.recordCuts(cuts),
+        Effect.forEach(units, (unit) => deliveries.start(options.handleUnit(unit), unitPartition(unit)), { discard: true })
       )
     }))
+    const drain = (partition: string) => deliveries.drain(partition, options.drainTimeout)
     const ticker = Effect.repeat(
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         batcher.closeLingering(now)
@@ -351,7 +448,16 @@ const batchAndDeliver = <E, R>(
         if (Option.isNone(chunk)) break
         const now = yield* Clock.currentTimeMillis
         const elements = Chunk.toReadonlyArray(chunk.value) // indexed: a Chunk's iterator allocates per element
-        for (let i = 0; i < elements.length; i++) batcher.add(elements[i]!, now)
+        for (let i = 0; i < elements.length; i++) {
+          const element = elements[i]!
+          if (element._tag === "Assigned" || element._tag === "Revoked") {
+            yield* flush
+            // Under the lock: the ticker must not send a revoked partition's batches meanwhile.
+            yield* lock.withPermits(1)(options.onPartitionEvent(element, drain))
+          } else {
+            batcher.add(element, now)
+          }
+        }
         if (shouldFlush(batcher, elements.length, max)) yield* flush
       }
       batcher.closeAll()
@@ -365,8 +471,9 @@ const batchAndDeliver = <E, R>(
   }))
 
 /**
- * Runs effects at most `concurrency` at once, finishing in any order. The caller races its
- * work against `failed`: the first failure stops it, and the scope's end interrupts the rest. A fiber per
+ * Runs effects at most `concurrency` at once, finishing in any order, and knows which
+ * partition each belongs to (to drain a revoked one). The caller races its work against
+ * `failed`: the first failure stops it, and the scope's end interrupts the rest. A fiber per
  * effect behind a semaphore: `Stream.mapEffect` with concurrency cost ten times as much.
  */
 const concurrently = <E>(concurrency: number) =>
@@ -376,19 +483,40 @@ const concurrently = <E>(concurrency: number) =>
     // Recorded before the effect's permit is given back, so no failure can go unseen.
     const failed = yield* Deferred.make<never, E>()
     const release = permits.release(1)
+    const byPartition = new Map<string, Set<Fiber.RuntimeFiber<void, E>>>()
     return {
       /** Waits for a free place, then starts `effect`. */
-      start: <R>(effect: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
+      start: <R>(effect: Effect.Effect<void, E, R>, partition: string): Effect.Effect<void, never, R> =>
         Effect.zipRight(
           permits.take(1),
-          FiberSet.run(
-            running,
-            Effect.onExit(effect, (exit) =>
-              Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-                ? Effect.zipRight(Deferred.failCause(failed, exit.cause), release)
-                : release)
+          Effect.flatMap(
+            FiberSet.run(
+              running,
+              Effect.onExit(effect, (exit) =>
+                Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+                  ? Effect.zipRight(Deferred.failCause(failed, exit.cause), release)
+                  : release)
+            ),
+            (fiber) =>
+              Effect.sync(() => {
+                let fibers = byPartition.get(partition)
+                if (fibers === undefined) byPartition.set(partition, fibers = new Set())
+                fibers.add(fiber)
+                fiber.addObserver(() => fibers.delete(fiber))
+              })
           )
         ),
+      /** Waits for the partition's effects; those still running after `timeout` are interrupted. */
+      drain: (partition: string, timeout: Duration.Duration): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          const fibers = [...(byPartition.get(partition) ?? [])]
+          byPartition.delete(partition)
+          if (fibers.length === 0) return Effect.void
+          return Fiber.awaitAll(fibers).pipe(
+            Effect.timeout(timeout),
+            Effect.catchAll(() => Fiber.interruptAll(fibers))
+          )
+        }),
       /** Every permit back: every effect finished. */
       finished: permits.take(concurrency),
       /** Fails with the first failure. */
@@ -396,6 +524,14 @@ const concurrently = <E>(concurrency: number) =>
       hasFailed: Deferred.isDone(failed)
     }
   })
+
+/**
+ * A `Source` with its checkpoint store as a `PartitionedSource`; a `PartitionedSource` as it is.
+ */
+const asPartitioned = <E, R>(
+  source: Source<E, R, any> | PartitionedSource<E, R, any>,
+  checkpoint: CheckpointStore
+): PartitionedSource<E | CheckpointError, R> => ("_tag" in source ? source : withCheckpoint(source, checkpoint))
 
 /** Re-exported for callers that match on it. @since 0.1.0 */
 export { DeliveryError }

@@ -6,6 +6,7 @@
 import { Chunk, Stream } from "effect"
 import { dual } from "effect/Function"
 import { checkRecord, type Column } from "../records.js"
+import { CommitTracker } from "./commit.js"
 import type { DeadLetter } from "./DeadLetter.js"
 import type { Position, SourceElement } from "./Source.js"
 
@@ -97,14 +98,10 @@ export const checkElement = (schema: DatasetSchema) => {
  */
 export const sequence = <E, R>(self: Stream.Stream<SourceElement, E, R>): Stream.Stream<Sequenced, E, R> =>
   Stream.suspend(() => {
-    const next = new Map<string, number>()
+    // The numbering `run` uses; the read clock is not needed here.
+    const numbering = new CommitTracker()
     return Stream.mapChunks(self, (chunk) =>
-      Chunk.map(chunk, (element): Sequenced => {
-        const { partition } = element.position
-        const seq = next.get(partition) ?? 0
-        next.set(partition, seq + 1)
-        return { seq, element }
-      }))
+      Chunk.map(chunk, (element): Sequenced => ({ seq: numbering.read(element.position.partition, 0), element })))
   })
 
 /**

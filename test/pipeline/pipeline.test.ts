@@ -427,69 +427,8 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
     }))
 })
 
-describe("checkpoint capture", () => {
-  it.scopedLive("A, B, D delivered and C, E failed: a restart sends C, D, E again and nothing else", () =>
-    Effect.gen(function*() {
-      const path = writeLines("capture.ndjson", ["A", "B", "C", "D", "E"].map((id) => JSON.stringify({ id })))
-      const schema = { columns: [{ id: "id", dataType: "string" as const }], primaryKey: ["id"] }
-      const idsOf = (body: string) => (JSON.parse(body).records as Array<{ id: string }>).map((r) => r.id)
-      const accepting = (failing: ReadonlyArray<string>) =>
-        scriptedServer((arrival) => (_a, res) => {
-          if (arrival.method === "POST") {
-            const ids = idsOf(arrival.body)
-            if (ids.some((id) => failing.includes(id))) {
-              // Fail late, so that A, B and D are done first.
-              setTimeout(() => json(res, 500, { requestId: "r", status: "error", errors: [{ message: "boom", type: "server" }] }), 300)
-              return
-            }
-            return json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued", message: "ok" } })
-          }
-          return json(res, 200, {
-            requestId: "r",
-            status: "success",
-            data: {
-              status: "success",
-              summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } },
-              errors: null
-            }
-          })
-        })
-      const runOnce = (url: string) =>
-        Effect.gen(function*() {
-          const client = yield* standaloneClient(url, { maxRetries: 0 })
-          return yield* run(client, {
-            source: Ndjson.fromFile(path),
-            destination: { datasetId: "00000000-0000-4000-8000-000000000000" },
-            schema,
-            checkpoint: yield* Checkpoint.file(`${path}.checkpoint.json`),
-            deadLetters: yield* DeadLetter.memory,
-            concurrency: 5,
-            ...quick,
-            batch: { max: 1, linger: "20 millis" }
-          }).pipe(Effect.provide(NodeContext.layer))
-        })
-
-      const failing = yield* accepting(["C", "E"])
-      const first = yield* Effect.either(runOnce(failing.url))
-      expect(first._tag).toBe("Left")
-      const sentFirst = failing.arrivals.filter((a) => a.method === "POST").flatMap((a) => idsOf(a.body))
-      expect(sentFirst.sort()).toEqual(["A", "B", "C", "D", "E"])
-      const afterFailure = yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)
-      expect(afterFailure.positions["0"]?.offset).toBe(2) // B: D is done, but C before it is not
-
-      const healthy = yield* accepting([])
-      const second = yield* runOnce(healthy.url)
-      const sentSecond = healthy.arrivals.filter((a) => a.method === "POST").flatMap((a) => idsOf(a.body))
-      expect(sentSecond.sort()).toEqual(["C", "D", "E"])
-      expect(second.accepted).toBe(3)
-      const keysFirst = new Map(failing.arrivals.filter((a) => a.method === "POST").map((a) => [idsOf(a.body)[0], a.headers["idempotency-key"]]))
-      for (const arrival of healthy.arrivals.filter((a) => a.method === "POST")) {
-        // The same records go out under the same key after the restart.
-        expect(arrival.headers["idempotency-key"]).toBe(keysFirst.get(idsOf(arrival.body)[0]))
-      }
-      expect((yield* Checkpoint.readCheckpointFile(`${path}.checkpoint.json`)).positions["0"]?.offset).toBe(5)
-    }))
-})
+// The checkpoint-capture case (A, B, D delivered, C, E failed) is in the source conformance
+// suite, test/connectors/conformance.test.ts, which every connector runs.
 
 describe("answers of the wrong shape (a real HTTP server on loopback, scripted)", () => {
   const schema = { columns: ordersSchema, primaryKey: ["id"] }

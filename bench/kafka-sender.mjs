@@ -1,0 +1,186 @@
+// One consumer of bench/kafka.mjs, in a process of its own: reads a topic in a consumer group
+// into the raw ingest server until `expected` messages are committed, then prints one JSON line
+// with what it did and what it cost.
+//
+// Usage: node bench/kafka-sender.mjs <mode> <brokers> <topic> <group> <baseUrl> <apiKey> <datasetId> <concurrency> <expected> [latency]
+//
+//   mode raw    the hand-written baseline: kafkajs `eachBatch`, JSON.parse each value, POST
+//               100-record bodies (JSON.stringify) with undici.request, at most `concurrency` in
+//               flight, GET each ingestion until it is terminal, then commit the batch's offset
+//   mode sink   tributary's Kafka source and `run` (built JS from dist/), `concurrency` batches in
+//               flight, dead letters to a file in the temporary directory
+//   latency     (sink only) also measures message-to-commit latency: the time from a message's
+//               Kafka timestamp (set by the producer) to the commit that covers it
+//
+// Output: {"mode","records","seconds","cpuMicros","peakRssKb","latency"?: {"p50","p99","max","samples"}};
+// seconds and CPU run from the first fetched message to the last commit. Exits 1 on any failure.
+import { readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const [mode, brokers, topic, group, baseUrl, apiKey, datasetId, concurrencyText, expectedText, latencyFlag] = process.argv.slice(2)
+const concurrency = Number(concurrencyText)
+const expected = Number(expectedText)
+const measureLatency = latencyFlag === "latency"
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = "1"
+
+const peakRssKb = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? NaN)
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage()
+  return user + system
+}
+let started
+let cpuAtStart
+const markStart = () => {
+  if (started === undefined) {
+    started = performance.now()
+    cpuAtStart = cpuNow()
+  }
+}
+const report = (extra = {}) => {
+  console.log(JSON.stringify({
+    mode,
+    records: expected,
+    seconds: (performance.now() - started) / 1000,
+    cpuMicros: cpuNow() - cpuAtStart,
+    peakRssKb: peakRssKb(),
+    ...extra
+  }))
+}
+
+const raw = async () => {
+  const { Kafka, logLevel } = await import("kafkajs")
+  const { request } = await import("undici")
+  const { randomUUID } = await import("node:crypto")
+  const headers = { "content-type": "application/json", "x-api-key": apiKey }
+  const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  let permits = concurrency
+  const waiters = []
+  const acquire = () => (permits > 0 ? (permits--, Promise.resolve()) : new Promise((r) => waiters.push(r)))
+  const release = () => (waiters.length > 0 ? waiters.shift()() : permits++)
+
+  const sendBatch = async (records) => {
+    await acquire()
+    try {
+      const posted = await request(dataPath, { method: "POST", headers: { ...headers, "idempotency-key": randomUUID() }, body: JSON.stringify({ records }) })
+      const answer = await posted.body.json()
+      if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}`)
+      for (let wait = 20;; wait = Math.min(1000, Math.ceil(wait * 1.5))) {
+        const polled = await request(`${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`, { headers })
+        const detail = await polled.body.json()
+        if (detail.data.status === "success") return
+        await sleep(wait)
+      }
+    } finally {
+      release()
+    }
+  }
+
+  const kafka = new Kafka({ clientId: "bench-raw", brokers: brokers.split(","), logLevel: logLevel.ERROR })
+  const consumer = kafka.consumer({ groupId: group })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic], fromBeginning: true })
+  let committed = 0
+  let done
+  const finished = new Promise((r) => (done = r))
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: 4,
+    eachBatch: async ({ batch, heartbeat }) => {
+      markStart()
+      const records = batch.messages.map((m) => JSON.parse(m.value.toString("utf8")))
+      const sends = []
+      for (let at = 0; at < records.length; at += 100) sends.push(sendBatch(records.slice(at, at + 100)))
+      await Promise.all(sends)
+      await heartbeat()
+      await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }])
+      committed += batch.messages.length
+      if (committed >= expected) done()
+    }
+  })
+  await finished
+  report()
+  await consumer.disconnect()
+}
+
+const sink = async () => {
+  const dist = new URL("../dist/", import.meta.url)
+  const { Effect, Layer, Redacted, Schedule } = await import("effect")
+  const Kafka = await import(new URL("connectors/kafka/index.js", dist).href)
+  const { TributaryClient } = await import(new URL("src/client/index.js", dist).href)
+  const { DeadLetter, run } = await import(new URL("src/pipeline/index.js", dist).href)
+
+  // Message-to-commit latency: each message's Kafka timestamp until the commit that covers it.
+  const produced = new Map() // partition -> [offset, timestamp][] in offset order
+  const samples = []
+  const decode = measureLatency
+    ? (message) => {
+      const name = `${message.topic}:${message.partition}`
+      let list = produced.get(name)
+      if (list === undefined) produced.set(name, list = [])
+      list.push([message.offset, message.timestamp])
+      return JSON.parse(message.value.toString("utf8"))
+    }
+    : undefined
+  const onCommitted = (position) => {
+    const list = produced.get(position.partition)
+    if (list === undefined) return
+    const now = Date.now()
+    let i = 0
+    while (i < list.length && list[i][0] <= position.offset) samples.push(now - list[i++][1])
+    list.splice(0, i)
+  }
+
+  const program = Effect.gen(function*() {
+    const client = yield* TributaryClient
+    const source = yield* Kafka.make({ groupId: group, topics: [topic], decode })
+    const running = yield* Effect.fork(run(client, {
+      source,
+      destination: { datasetId },
+      deadLetters: yield* DeadLetter.ndjsonFile(join(tmpdir(), `bench-kafka-${process.pid}.dead-letters.ndjson`)),
+      concurrency,
+      onEvent: (event) => (event._tag === "Committed" ? Effect.sync(() => onCommitted(event.position)) : Effect.void)
+    }))
+    yield* source.partitions.pipe(
+      Effect.repeat({ until: (ps) => ps.some((p) => p.end !== undefined), schedule: Schedule.spaced("2 millis") })
+    )
+    markStart()
+    yield* source.partitions.pipe(
+      Effect.repeat({
+        until: (ps) => ps.reduce((n, p) => n + (p.committed ?? 0), 0) >= expected,
+        schedule: Schedule.spaced("5 millis")
+      })
+    )
+    const seconds = (performance.now() - started) / 1000
+    const cpu = cpuNow() - cpuAtStart
+    yield* source.stop
+    yield* running.await
+    samples.sort((a, b) => a - b)
+    const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]
+    console.log(JSON.stringify({
+      mode,
+      records: expected,
+      seconds,
+      cpuMicros: cpu,
+      peakRssKb: peakRssKb(),
+      ...(measureLatency ? { latency: { p50: at(0.5), p99: at(0.99), max: samples[samples.length - 1], samples: samples.length } } : {})
+    }))
+  })
+  await Effect.runPromise(program.pipe(
+    Effect.scoped,
+    Effect.provide(Kafka.layer({ brokers: brokers.split(","), clientId: "bench-sink" })),
+    Effect.provide(TributaryClient.layer({ baseUrl, apiKey: Redacted.make(apiKey) })),
+    Effect.provide(Layer.empty)
+  ))
+}
+
+const modes = { raw, sink }
+if (!(mode in modes)) {
+  console.error(`unknown mode ${mode}`)
+  process.exit(2)
+}
+modes[mode]().then(() => process.exit(0), (error) => {
+  console.error(error)
+  process.exit(1)
+})

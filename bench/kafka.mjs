@@ -1,0 +1,161 @@
+// Throughput, latency and memory of the Kafka sink (tributary's Kafka source and `run`) against a
+// hand-written raw kafkajs consumer, on the real broker.
+//
+//   npm run services:start && npm run build && npm run bench:kafka     (1,000,000 messages; 20 s at 20k/s)
+//   npm run bench:kafka -- --quick                                     (100,000 messages; 5 s at 20k/s)
+//
+// Sections:
+//   throughput  --messages JSON messages (about 100 bytes) pre-produced to a fresh 4-partition
+//               topic; then, in the same run and the same order each round (alternating), (a) the
+//               raw baseline: a kafkajs `eachBatch` consumer that parses, POSTs 100-record bodies
+//               with undici to the minimal raw ingest server (bench/pipeline-server.mjs), polls each
+//               ingestion, and commits each batch; (b) the sink, at the same concurrency. Each in a
+//               fresh consumer group. Prints records/s from the first fetched message to the last
+//               commit, CPU and peak RSS, and the ratio sink ÷ raw (goal >= 0.7).
+//   memory      the sink's peak RSS reading a fifth of the topic against the whole of it (flat: the
+//               ratio stays near 1).
+//   latency     a steady --rate messages/s for --seconds into a fresh topic while a sink reads it:
+//               message-to-commit latency (the message's Kafka timestamp to the commit covering it),
+//               p50 and p99.
+//
+// Options: --messages N  --rounds N (1)  --concurrency N (8)  --rate N (20000)  --seconds N  --only a,b
+// Brokers: KAFKA_BROKERS, else .services/env (written by `npm run services:start`), else 127.0.0.1:19092.
+// Senders are pinned to core 0 and the raw server to core 1 when taskset exists.
+import { spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import { existsSync, readFileSync } from "node:fs"
+import { createInterface } from "node:readline"
+import { parseArgs } from "node:util"
+import { fmt, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    messages: { type: "string" },
+    rounds: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "8" },
+    rate: { type: "string", default: "20000" },
+    seconds: { type: "string" },
+    only: { type: "string", default: "throughput,memory,latency" }
+  }
+})
+const messages = Number(args.messages ?? (args.quick ? 100_000 : 1_000_000))
+const rounds = Number(args.rounds)
+const concurrency = Number(args.concurrency)
+const rate = Number(args.rate)
+const seconds = Number(args.seconds ?? (args.quick ? 5 : 20))
+const only = new Set(args.only.split(","))
+const here = (path) => new URL(path, import.meta.url).pathname
+
+const brokers = process.env.KAFKA_BROKERS ??
+  (existsSync(here("../.services/env"))
+    ? /^KAFKA_BROKERS=(.*)$/m.exec(readFileSync(here("../.services/env"), "utf8"))?.[1]
+    : undefined) ??
+  "127.0.0.1:19092"
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = "1"
+const { Kafka, logLevel } = await import("kafkajs")
+const kafka = new Kafka({ clientId: "bench", brokers: brokers.split(","), logLevel: logLevel.ERROR })
+
+const createTopic = async (topic, partitions) => {
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true })
+  await admin.disconnect()
+}
+
+const value = (n) =>
+  `{"id":"rec-${String(n).padStart(9, "0")}","ts":"2026-11-01T10:${String(n % 60).padStart(2, "0")}:00Z",` +
+  `"amount":${(n % 10_000) / 100},"country":"SI","tags":["a","b"],"n":${n}}`
+
+/** Produces `count` messages from `from` on, in sends of 10,000. */
+const produce = async (topic, count, from = 0) => {
+  const producer = kafka.producer()
+  await producer.connect()
+  for (let at = 0; at < count; at += 10_000) {
+    const size = Math.min(10_000, count - at)
+    await producer.send({ topic, messages: Array.from({ length: size }, (_, i) => ({ value: value(from + at + i) })) })
+  }
+  await producer.disconnect()
+}
+
+/** Runs one sender to completion and answers its JSON line. */
+const send = (mode, topic, server, expected, extra = []) =>
+  new Promise((resolve, reject) => {
+    const [file, argv] = pinned(0, [process.execPath, here("kafka-sender.mjs"), mode, brokers, topic, `bench-${mode}-${randomUUID()}`, server.url, "bench", "bench", String(concurrency), String(expected), ...extra])
+    const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
+    let line
+    createInterface({ input: child.stdout }).on("line", (l) => (line = l))
+    child.on("exit", (code) => (code === 0 && line ? resolve(JSON.parse(line)) : reject(new Error(`${mode} sender exited ${code}`))))
+  })
+
+console.log(`kafka bench: brokers ${brokers}, concurrency ${concurrency}, node ${process.version}`)
+const server = await startServer("raw ingest server", [process.execPath, here("pipeline-server.mjs"), "bench"], portLine)
+const runs = []
+const describe = (r) =>
+  `${fmt(r.records / r.seconds)} records/s, ${fmt(r.seconds, 1)} s, CPU ${fmt(r.cpuMicros / 1e6, 1)} s ` +
+  `(${fmt(r.cpuMicros / r.records, 1)} µs/record), peak RSS ${fmt(r.peakRssKb / 1024)} MB`
+
+try {
+  if (only.has("throughput") || only.has("memory")) {
+    const topic = `bench-${randomUUID()}`
+    await createTopic(topic, 4)
+    const producing = performance.now()
+    await produce(topic, messages)
+    console.log(`\n== produced ${fmt(messages)} messages to a 4-partition topic in ${fmt((performance.now() - producing) / 1000, 1)} s`)
+
+    if (only.has("throughput")) {
+      console.log(`\n== 1. throughput: ${rounds} round(s)`)
+      for (let round = 1; round <= rounds; round++) {
+        for (const mode of round % 2 === 1 ? ["raw", "sink"] : ["sink", "raw"]) {
+          const r = { round, ...(await send(mode, topic, server, messages)) }
+          runs.push(r)
+          console.log(`round ${round} ${mode}: ${describe(r)}`)
+        }
+      }
+      table(["sender", "records/s", "CPU µs/record", "peak RSS MB"], ["raw", "sink"].map((mode) => {
+        const mine = runs.filter((r) => r.mode === mode)
+        return [mode, fmt(median(mine.map((r) => r.records / r.seconds))), fmt(median(mine.map((r) => r.cpuMicros / r.records)), 1), fmt(Math.max(...mine.map((r) => r.peakRssKb)) / 1024)]
+      }))
+      const withRate = runs.map((r) => ({ ...r, rate: r.records / r.seconds }))
+      const ratios = perRoundRatios(withRate, "mode", "raw", "sink", "rate", false)
+      console.log(`sink ÷ raw records/s: ${range(ratios)} (goal >= 0.7: ${median(ratios) >= 0.7 ? "met" : "not met"})`)
+    }
+
+    if (only.has("memory")) {
+      console.log("\n== 2. memory: the sink over a fifth of the topic, then all of it")
+      const small = await send("sink", topic, server, Math.floor(messages / 5))
+      const big = await send("sink", topic, server, messages)
+      console.log(`${fmt(messages / 5)} messages: peak RSS ${fmt(small.peakRssKb / 1024)} MB; ${fmt(messages)}: ${fmt(big.peakRssKb / 1024)} MB; ` +
+        `ratio ${fmt(big.peakRssKb / small.peakRssKb, 2)} (flat: near 1)`)
+    }
+  }
+
+  if (only.has("latency")) {
+    console.log(`\n== 3. latency: ${fmt(rate)} messages/s for ${seconds} s`)
+    const topic = `bench-latency-${randomUUID()}`
+    await createTopic(topic, 4)
+    const total = rate * seconds
+    const sinking = send("sink", topic, server, total, ["latency"])
+    await new Promise((r) => setTimeout(r, 5000)) // the sink joins its group first
+    const producer = kafka.producer()
+    await producer.connect()
+    const begin = performance.now()
+    const tick = 50 // ms: rate / 20 messages every tick
+    for (let sent = 0, n = 0; sent < total; n++) {
+      const size = Math.min(total - sent, Math.round((rate * tick) / 1000))
+      await producer.send({ topic, messages: Array.from({ length: size }, (_, i) => ({ value: value(sent + i) })) })
+      sent += size
+      const wait = begin + (n + 1) * tick - performance.now()
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    }
+    const producedIn = (performance.now() - begin) / 1000
+    await producer.disconnect()
+    const r = await sinking
+    console.log(`produced ${fmt(total)} in ${fmt(producedIn, 1)} s (${fmt(total / producedIn)}/s); message-to-commit latency ` +
+      `p50 ${fmt(r.latency.p50)} ms, p99 ${fmt(r.latency.p99)} ms, max ${fmt(r.latency.max)} ms over ${fmt(r.latency.samples)} messages; ` +
+      `peak RSS ${fmt(r.peakRssKb / 1024)} MB`)
+  }
+} finally {
+  await server.stop()
+}

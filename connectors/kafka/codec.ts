@@ -1,0 +1,138 @@
+/**
+ * The pure parts of the Kafka source: partition names, messages as source elements, and the
+ * batch cuts kept in the metadata of a group's committed offset. No I/O here.
+ *
+ * @since 0.1.0
+ */
+import type { BatchCut } from "../../src/pipeline/Checkpoint.js"
+import type { Position, SourceElement } from "../../src/pipeline/Source.js"
+import type { KafkaMessage } from "./kafkajs.js"
+
+/**
+ * What a Kafka position carries: the topic and partition number (its `offset` is the
+ * message's offset).
+ *
+ * @since 0.1.0
+ */
+export interface KafkaResume {
+  readonly topic: string
+  readonly partition: number
+}
+
+/**
+ * The pipeline's name of a topic's partition: `TOPIC:N` (topic names cannot hold a colon).
+ *
+ * @since 0.1.0
+ */
+export const partitionName = (topic: string, partition: number): string => `${topic}:${partition}`
+
+/**
+ * `TOPIC:N` back to its topic and partition number.
+ *
+ * @since 0.1.0
+ */
+export const parsePartitionName = (name: string): KafkaResume => {
+  const at = name.lastIndexOf(":")
+  return { topic: name.slice(0, at), partition: Number(name.slice(at + 1)) }
+}
+
+/**
+ * Turns a message into a record. Throwing means the message is not a record: it becomes a
+ * dead letter with the thrown message as the reason. The default parses the value as JSON.
+ *
+ * @since 0.1.0
+ */
+export type Decoder = (message: KafkaMessage) => unknown
+
+/** Values over this many bytes are dead-lettered undecoded (1 MiB). @since 0.1.0 */
+export const defaultMaxValueBytes = 1024 * 1024
+
+const shown = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
+
+const where = (m: KafkaMessage) => `topic ${m.topic} partition ${m.partition} offset ${m.offset}`
+
+/**
+ * A message as a source element: a record (an object), or a malformed element naming topic,
+ * partition and offset (no value, a value over `maxValueBytes`, a value the decoder refuses,
+ * or one that is not a JSON object).
+ *
+ * @since 0.1.0
+ */
+export const messageElement = (
+  m: KafkaMessage,
+  options: { readonly decode?: Decoder | undefined; readonly maxValueBytes: number }
+): SourceElement<KafkaResume> => {
+  const position: Position<KafkaResume> = {
+    partition: partitionName(m.topic, m.partition),
+    offset: m.offset,
+    resume: { topic: m.topic, partition: m.partition }
+  }
+  const malformed = (code: string, message: string, raw: string): SourceElement<KafkaResume> => ({
+    _tag: "Malformed",
+    position,
+    problem: { code, field: null, message: `${where(m)}: ${message}` },
+    raw: shown(raw)
+  })
+  if (m.value !== null && m.value.length > options.maxValueBytes) {
+    return malformed("value_too_long", `the value is ${m.value.length} bytes, over the ${options.maxValueBytes}-byte limit`, "")
+  }
+  let value: unknown
+  let json: string | undefined
+  if (options.decode === undefined) {
+    if (m.value === null) return malformed("no_value", "the message has no value (a tombstone)", "")
+    json = m.value.toString("utf8")
+    try {
+      value = JSON.parse(json)
+    } catch (error) {
+      return malformed("invalid_json", (error as Error).message, json)
+    }
+  } else {
+    try {
+      value = options.decode(m)
+    } catch (error) {
+      return malformed("undecodable", error instanceof Error ? error.message : String(error), m.value?.toString("utf8") ?? "")
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    const got = Array.isArray(value) ? "an array" : value === null ? "null" : typeof value
+    return malformed("not_an_object", `expected a JSON object, got ${got}`, json ?? JSON.stringify(value) ?? "")
+  }
+  return { _tag: "Record", position, value, json }
+}
+
+/**
+ * Offset metadata is a short string (the broker's `offset.metadata.max.bytes`, 4096 by
+ * default): cuts are written relative to the committed offset, in base 36, as
+ * `t1:FIRST+LENGTH,...`. A hundred cuts of a hundred records take about 600 characters.
+ */
+const metadataVersion = "t1:"
+
+/**
+ * The cuts of one partition as committed-offset metadata; `base` is the committed offset
+ * (the next offset to read), which every cut starts at or after.
+ *
+ * @since 0.1.0
+ */
+export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number): string =>
+  metadataVersion + [...cuts]
+    .sort((a, b) => a.first - b.first)
+    .map((cut) => `${(cut.first - base).toString(36)}+${(cut.last - cut.first).toString(36)}`)
+    .join(",")
+
+/**
+ * Metadata back to cuts of `partition`; metadata written by someone else (or nothing) is no
+ * cuts at all.
+ *
+ * @since 0.1.0
+ */
+export const decodeCuts = (metadata: string | null, base: number, partition: string): ReadonlyArray<BatchCut> => {
+  if (metadata === null || !metadata.startsWith(metadataVersion) || metadata.length === metadataVersion.length) return []
+  const cuts: Array<BatchCut> = []
+  for (const item of metadata.slice(metadataVersion.length).split(",")) {
+    const [from, length] = item.split("+")
+    const first = base + parseInt(from!, 36)
+    const last = first + parseInt(length!, 36)
+    if (Number.isFinite(first) && Number.isFinite(last)) cuts.push({ partition, first, last })
+  }
+  return cuts
+}

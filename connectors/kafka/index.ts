@@ -1,0 +1,418 @@
+/**
+ * Kafka source: a consumer group over one or more topics, as a `PartitionedSource`.
+ *
+ * - Each message is a record (its value parsed as JSON, or by a decoder of your own that sees
+ *   key, headers, timestamp, topic, partition and offset). A message that is not one (no
+ *   value, not JSON, not an object, over `maxValueBytes`) is a dead letter naming topic,
+ *   partition and offset, and its offset is committed like any other: it never stalls the
+ *   partition.
+ * - Commits and batch cuts live in Kafka: the group's committed offset of a partition is the
+ *   next offset to read, and its metadata holds the cuts of the batches sent past it. A new
+ *   owner of the partition (after a crash or a rebalance) reads both, so it sends the same
+ *   batches again under the same idempotency keys, and the service replays them.
+ * - Rebalance (kafkajs knows only the eager protocol: every rebalance revokes every
+ *   partition): as soon as kafkajs says the group is rebalancing, nothing more is sent for the
+ *   partitions; the run drains their batches in flight and commits. kafkajs gives no way to
+ *   hold the member back from re-joining meanwhile, so a commit is written only while it is
+ *   still this member's to write: before the group's next generation is formed, or when the
+ *   partition came back to this member. A partition that went elsewhere is resent by its new
+ *   owner from the last commit, under the same keys. A returning partition's new assignment
+ *   waits until the old one is drained.
+ * - `stop` ends the source (no more fetching): the run then delivers what it read and commits.
+ *
+ * @since 0.1.0
+ */
+import { Chunk, Effect, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
+import type { TributaryClientService } from "../../src/client/Client.js"
+import type { Progress } from "../../src/pipeline/events.js"
+import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
+import type { BatchCut, CheckpointError } from "../../src/pipeline/Checkpoint.js"
+import { CheckpointError as CheckpointFailure } from "../../src/pipeline/Checkpoint.js"
+import type { DeadLetter, DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
+import { DeadLetterError } from "../../src/pipeline/DeadLetter.js"
+import type { Assignment, CheckpointWriter, PartitionedSource, Position, SourceEvent } from "../../src/pipeline/Source.js"
+import {
+  decodeCuts,
+  type Decoder,
+  defaultMaxValueBytes,
+  encodeCuts,
+  type KafkaResume,
+  messageElement,
+  partitionName,
+  parsePartitionName
+} from "./codec.js"
+import { type FetchedBatch, type GroupConsumer, KafkaClient, KafkaError } from "./kafkajs.js"
+
+export * from "./codec.js"
+export { KafkaClient, KafkaError, type KafkaMessage, type KafkaSettings, layer, make as makeClient } from "./kafkajs.js"
+
+/**
+ * @since 0.1.0
+ */
+export interface KafkaSourceOptions {
+  readonly groupId: string
+  readonly topics: ReadonlyArray<string>
+  /** Where a partition without a committed offset starts: its beginning (default) or its end. */
+  readonly fromBeginning?: boolean | undefined
+  /** Turns a message into a record (default: its value as JSON). */
+  readonly decode?: Decoder | undefined
+  /** Longer values are dead letters (default 1 MiB). */
+  readonly maxValueBytes?: number | undefined
+  /** The group drops a member it has not heard from for this long (default 10 s). */
+  readonly sessionTimeoutMillis?: number | undefined
+}
+
+/**
+ * A running Kafka source.
+ *
+ * @since 0.1.0
+ */
+export interface KafkaSource extends PartitionedSource<KafkaError, never, KafkaResume> {
+  /** Stops fetching and ends the source's stream (the run then drains and commits). */
+  readonly stop: Effect.Effect<void>
+  /** The partitions this member holds, with their committed offset and end, for lag. */
+  readonly partitions: Effect.Effect<ReadonlyArray<PartitionStatus>>
+}
+
+/**
+ * @since 0.1.0
+ */
+export interface PartitionStatus {
+  readonly partition: string
+  /** The next offset to read, as committed (undefined: nothing committed yet). */
+  readonly committed: number | undefined
+  /** The partition's end as last fetched (undefined: nothing fetched yet). */
+  readonly end: number | undefined
+}
+
+interface PartitionState {
+  readonly name: string
+  readonly topic: string
+  readonly partition: number
+  status: "pending" | "live" | "revoked"
+  readonly ready: Promise<void>
+  readonly open: () => void
+  /** The next offset to read, as committed; undefined: nothing committed. */
+  committed: number | undefined
+  /** The first offset fetched in this assignment (the commit base while nothing is committed). */
+  start: number | undefined
+  /** Messages below this were committed already (a fetch may start earlier). */
+  skipBelow: number
+  cuts: Array<BatchCut>
+  end: number | undefined
+}
+
+type Item =
+  | { readonly _tag: "Events"; readonly events: Chunk.Chunk<SourceEvent<KafkaResume>> }
+  | { readonly _tag: "End" }
+  | { readonly _tag: "Failed"; readonly error: KafkaError }
+
+/** Elements per stream chunk, as for NDJSON: big enough to spread costs, small enough to die young. */
+const elementsPerChunk = 1024
+/** Chunks waiting for the pipeline before fetching waits too. */
+const bufferedChunks = 16
+/** Errors that mean the commit belongs to a generation that is over. */
+const fencedTypes = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"])
+
+const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+/**
+ * Joins the consumer group and answers the source; leaves the group when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, KafkaError, KafkaClient | Scope.Scope> =>
+  Effect.gen(function*() {
+    const client = yield* KafkaClient
+    const runtime = yield* Effect.runtime<never>()
+    const runPromise = Runtime.runPromise(runtime)
+    const queue = yield* Queue.bounded<Item>(bufferedChunks)
+    // Never rejects: once the queue is shut down (the source's scope is closing) there is
+    // nobody left to hand anything to.
+    const offer = (item: Item): Promise<void> => runPromise(Effect.asVoid(Effect.exit(Queue.offer(queue, item))))
+    const sessionTimeout = options.sessionTimeoutMillis ?? 10_000
+    const heartbeatEvery = Math.max(100, Math.floor(sessionTimeout / 5))
+    const maxValueBytes = options.maxValueBytes ?? defaultMaxValueBytes
+
+    const states = new Map<string, PartitionState>()
+    let joins = 0
+    let latestAssignment = new Set<string>()
+    /** Partition events go out one after another, in the order they happened. */
+    let chain: Promise<void> = Promise.resolve()
+    const inOrder = (step: () => Promise<void>) => {
+      chain = chain.then(step).catch((error) => offer({ _tag: "Failed", error: asKafkaError(error) }))
+    }
+    /** The last revocation's end: a new assignment reads committed offsets only after it. */
+    let lastRelease: Promise<void> = Promise.resolve()
+    let stopping = false
+
+    /** A write of this assignment is still this member's to make. */
+    const mayWrite = (name: string, epoch: number) => joins === epoch || latestAssignment.has(name)
+
+    const commitBase = (s: PartitionState): number | undefined =>
+      s.committed ?? s.start ?? (s.cuts.length === 0 ? undefined : Math.min(...s.cuts.map((c) => c.first)))
+
+    let consumer: GroupConsumer | undefined
+
+    /** Writes the partitions' committed offsets and cuts; retried here, only while still ours. */
+    const write = (partitions: ReadonlyArray<PartitionState>, epoch: number): Effect.Effect<void, CheckpointError> => {
+      const ours = partitions.filter((s) => mayWrite(s.name, epoch))
+      const offsets = ours.flatMap((s) => {
+        const base = commitBase(s)
+        return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base) }]
+      })
+      if (offsets.length === 0) return Effect.void
+      const attempt = (n: number): Effect.Effect<void, CheckpointError> =>
+        Effect.catchAll(consumer!.commit(offsets), (error) => {
+          const stillOurs = ours.every((s) => mayWrite(s.name, epoch))
+          if (!stillOurs || (error.type !== undefined && fencedTypes.has(error.type) && joins !== epoch)) return Effect.void
+          if (n >= 5) return Effect.fail(new CheckpointFailure({ reason: error.reason, cause: error }))
+          return Effect.zipRight(Effect.sleep(`${100 * 2 ** n} millis`), attempt(n + 1))
+        })
+      for (const { metadata, partition, topic } of offsets) {
+        if (metadata.length > 4000) {
+          return Effect.fail(
+            new CheckpointFailure({
+              reason: `topic ${topic} partition ${partition}: ${metadata.length} characters of batch cuts do not fit in the ` +
+                `committed offset's metadata (4096 by default); lower the concurrency`
+            })
+          )
+        }
+      }
+      return attempt(0)
+    }
+
+    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({
+      recordCuts: (cuts) =>
+        Effect.suspend(() => {
+          const touched = new Set<PartitionState>()
+          for (const cut of cuts) {
+            const s = byName.get(cut.partition)
+            if (s === undefined) continue
+            s.cuts.push(cut)
+            touched.add(s)
+          }
+          return write([...touched], epoch)
+        }),
+      commit: (position: Position) =>
+        Effect.suspend(() => {
+          const s = byName.get(position.partition)
+          if (s === undefined) return Effect.void
+          s.committed = position.offset + 1
+          s.cuts = s.cuts.filter((cut) => cut.last > position.offset)
+          return write([s], epoch)
+        })
+    })
+
+    const revokeAll = () => {
+      const live = [...states.values()].filter((s) => s.status !== "revoked")
+      if (live.length === 0) return
+      for (const s of live) {
+        s.status = "revoked"
+        s.open() // a fetch waiting for the assignment gives up
+        states.delete(s.name)
+      }
+      let release!: () => void
+      lastRelease = new Promise<void>((resolve) => (release = resolve))
+      inOrder(() =>
+        offer({
+          _tag: "Events",
+          events: Chunk.of({ _tag: "Revoked", partitions: live.map((s) => s.name), release: Effect.sync(release) })
+        })
+      )
+    }
+
+    const assign = (partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>) => {
+      revokeAll() // a member dropped by the group joins again without a rebalance event first
+      joins++
+      const epoch = joins
+      latestAssignment = new Set(partitions.map((p) => partitionName(p.topic, p.partition)))
+      const fresh = partitions.map(({ partition, topic }): PartitionState => {
+        let open!: () => void
+        const ready = new Promise<void>((resolve) => (open = resolve))
+        return {
+          name: partitionName(topic, partition),
+          topic,
+          partition,
+          status: "pending",
+          ready,
+          open,
+          committed: undefined,
+          start: undefined,
+          skipBelow: 0,
+          cuts: [],
+          end: undefined
+        }
+      })
+      for (const s of fresh) states.set(s.name, s)
+      const previous = lastRelease
+      inOrder(async () => {
+        await previous
+        const committed = await runPromise(Effect.either(client.committedOffsets(options.groupId, options.topics)))
+        if (committed._tag === "Left") throw committed.left
+        const byName = new Map(fresh.map((s) => [s.name, s]))
+        const assignments: Array<Assignment> = []
+        for (const s of fresh) {
+          const found = committed.right.find((c) => c.topic === s.topic && c.partition === s.partition)
+          if (found !== undefined && found.offset >= 0) {
+            s.committed = found.offset
+            s.skipBelow = found.offset
+            s.cuts = [...decodeCuts(found.metadata, found.offset, s.name)]
+          }
+          if (s.status === "revoked") continue
+          assignments.push({
+            partition: s.name,
+            committed: s.committed === undefined ? undefined : {
+              partition: s.name,
+              offset: s.committed - 1,
+              resume: { topic: s.topic, partition: s.partition }
+            },
+            cuts: s.cuts,
+            checkpoint: writerFor(epoch, byName),
+            owned: () => s.status === "live" && mayWrite(s.name, epoch)
+          })
+        }
+        if (assignments.length > 0) await offer({ _tag: "Events", events: Chunk.of({ _tag: "Assigned", assignments }) })
+        for (const s of fresh) {
+          if (s.status === "pending") s.status = "live"
+          s.open()
+        }
+      })
+    }
+
+    /** Waits for `promise`, calling the group's heartbeat meanwhile. */
+    const whileBeating = async (promise: Promise<unknown>, heartbeat: () => Promise<void>) => {
+      let done = false
+      const settled = () => (done = true)
+      promise.then(settled, settled)
+      while (!done) {
+        await Promise.race([promise, sleep(heartbeatEvery)])
+        if (!done) await heartbeat()
+      }
+      await promise
+    }
+
+    const onBatch = async (batch: FetchedBatch, heartbeat: () => Promise<void>) => {
+      const s = states.get(partitionName(batch.topic, batch.partition))
+      if (s === undefined || stopping) return
+      if (s.status === "pending") await whileBeating(s.ready, heartbeat)
+      if (s.status !== "live" || stopping) return
+      s.end = batch.highWatermark
+      const elements: Array<SourceEvent<KafkaResume>> = []
+      for (const m of batch.messages) {
+        if (m.offset < s.skipBelow) continue
+        s.start ??= m.offset
+        elements.push(messageElement(m, { decode: options.decode, maxValueBytes }))
+      }
+      s.skipBelow = batch.messages[batch.messages.length - 1]!.offset + 1
+      for (let at = 0; at < elements.length; at += elementsPerChunk) {
+        if (s.status !== "live" || stopping) return
+        const events = Chunk.unsafeFromArray(elements.slice(at, at + elementsPerChunk))
+        await whileBeating(offer({ _tag: "Events", events }), heartbeat)
+      }
+    }
+
+    consumer = yield* client.consume({
+      groupId: options.groupId,
+      topics: options.topics,
+      fromBeginning: options.fromBeginning ?? true,
+      sessionTimeoutMillis: sessionTimeout,
+      handlers: {
+        onBatch,
+        onRebalancing: revokeAll,
+        onAssigned: assign,
+        onCrash: (error) => void offer({ _tag: "Failed", error })
+      }
+    })
+    const running = consumer
+    // Runs before the consumer leaves the group (finalizers run last first): a fetch still
+    // waiting for room in the queue is let go, or leaving would wait for it forever.
+    yield* Effect.addFinalizer(() => Queue.shutdown(queue))
+
+    const events: Stream.Stream<SourceEvent<KafkaResume>, KafkaError> = Stream.repeatEffectChunkOption(
+      Effect.flatMap(Queue.take(queue), (item) => {
+        switch (item._tag) {
+          case "Events":
+            return Effect.succeed(item.events)
+          case "End":
+            return Effect.fail(Option.none())
+          case "Failed":
+            return Effect.fail(Option.some(item.error))
+        }
+      })
+    )
+
+    return {
+      _tag: "PartitionedSource",
+      name: `kafka:${options.groupId}`,
+      events,
+      stop: Effect.suspend(() => {
+        if (stopping) return Effect.void
+        stopping = true
+        const held = [...states.values()]
+        return Effect.zipRight(
+          running.pause(held.map((s) => ({ topic: s.topic, partition: s.partition }))),
+          Effect.sync(() => inOrder(() => offer({ _tag: "End" })))
+        )
+      }),
+      partitions: Effect.sync(() =>
+        [...states.values()].map((s) => ({ partition: s.name, committed: s.committed, end: s.end }))
+      )
+    }
+  })
+
+/**
+ * Runs the pipeline over a Kafka source until it fails or is interrupted (SIGTERM through
+ * `NodeRuntime.runMain`). Interrupted, it stops fetching, delivers what was read and commits,
+ * within `drainTimeout` (default 30 s): batches still in flight then are interrupted, and
+ * their keys make the next owner's resend harmless.
+ *
+ * @since 0.1.0
+ */
+export const runUntilStopped = (
+  client: TributaryClientService,
+  config: Omit<PipelineConfig<KafkaError, never>, "source" | "checkpoint"> & {
+    readonly source: KafkaSource
+    /** Runs first when the sink is told to stop (to say so). */
+    readonly onStop?: Effect.Effect<void> | undefined
+  }
+): Effect.Effect<Progress, KafkaError | PipelineError> =>
+  Effect.gen(function*() {
+    // A daemon: the caller's fiber is what the signal interrupts, and the run must outlive
+    // that interruption long enough to drain.
+    const running = yield* Effect.forkDaemon(run(client, config))
+    const drain = Effect.gen(function*() {
+      if (config.onStop !== undefined) yield* config.onStop
+      yield* config.source.stop
+      const finished = yield* Fiber.await(running).pipe(Effect.timeout(config.drainTimeout ?? "30 seconds"), Effect.option)
+      if (Option.isNone(finished)) yield* Fiber.interrupt(running)
+    })
+    return yield* Fiber.join(running).pipe(Effect.onInterrupt(() => drain))
+  })
+
+const asKafkaError = (error: unknown): KafkaError =>
+  error instanceof KafkaError ? error : new KafkaError({ reason: String(error), cause: error })
+
+/**
+ * Dead letters as messages of a Kafka topic (the Kafka way), one JSON object each with `at`,
+ * keyed by the letter's partition; written with every in-sync replica's acknowledgement
+ * before anything past them is committed.
+ *
+ * @since 0.1.0
+ * @category dead letters
+ */
+export const deadLetterTopic = (topic: string): Effect.Effect<DeadLetterSink, never, KafkaClient> =>
+  Effect.map(KafkaClient, (client) => ({
+    write: (letters: ReadonlyArray<DeadLetter>) => {
+      if (letters.length === 0) return Effect.void
+      const at = new Date().toISOString()
+      return client.produce(
+        topic,
+        letters.map((letter) => ({ key: letter.position.partition, value: JSON.stringify({ ...letter, at }) }))
+      ).pipe(Effect.mapError((error) => new DeadLetterError({ reason: error.reason, cause: error })))
+    }
+  }))
+
+/** Re-exported for sources that name partitions the Kafka way. @since 0.1.0 */
+export { parsePartitionName }

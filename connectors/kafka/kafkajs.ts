@@ -1,0 +1,317 @@
+/**
+ * The one module that speaks to kafkajs. Everything else in the Kafka connector sees the
+ * shapes below (`KafkaClient`, `FetchedBatch`, `KafkaError`), so that the client library can
+ * be replaced (kafkajs 2.2.4 is dormant upstream) without touching the sink's logic. Foreign
+ * errors are translated here, once, into `KafkaError` with a reason.
+ *
+ * @since 0.1.0
+ */
+import type { ConnectionOptions } from "node:tls"
+import { Context, Data, Effect, Layer, Redacted } from "effect"
+import { type Consumer, type IHeaders, Kafka, type KafkaMessage as KafkajsMessage, logLevel, type SASLOptions } from "kafkajs"
+
+// kafkajs 2 warns about its partitioner change on every producer; its default is what we want.
+process.env["KAFKAJS_NO_PARTITIONER_WARNING"] = "1"
+
+/**
+ * How to reach a cluster: several brokers, a client id, TLS and SASL. Secrets are `Redacted`,
+ * so they never show in logs or error messages.
+ *
+ * @since 0.1.0
+ */
+export interface KafkaSettings {
+  /** `HOST:PORT` of one or more brokers (any of them will do to find the rest). */
+  readonly brokers: ReadonlyArray<string>
+  readonly clientId?: string | undefined
+  /** `true` for TLS with the system's trusted authorities, or Node's TLS options. */
+  readonly tls?: boolean | ConnectionOptions | undefined
+  readonly sasl?: {
+    readonly mechanism: "plain" | "scram-sha-256" | "scram-sha-512"
+    readonly username: string
+    readonly password: Redacted.Redacted
+  } | undefined
+}
+
+/**
+ * A Kafka operation failed. `reason` names what was being done (topic, partition, group).
+ *
+ * @since 0.1.0
+ */
+export class KafkaError extends Data.TaggedError("KafkaError")<{
+  readonly reason: string
+  /** The broker's error type when it sent one (`REBALANCE_IN_PROGRESS`, `ILLEGAL_GENERATION`, ...). */
+  readonly type?: string | undefined
+  readonly cause?: unknown
+}> {
+  override get message() {
+    return this.reason
+  }
+}
+
+const translate = (doing: string) => (cause: unknown): KafkaError => {
+  const error = cause as { message?: string; type?: string }
+  return new KafkaError({ reason: `${doing}: ${error?.message ?? String(cause)}`, type: error?.type, cause })
+}
+
+/**
+ * One message, as the connector sees it.
+ *
+ * @since 0.1.0
+ */
+export interface KafkaMessage {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number
+  readonly key: Buffer | null
+  readonly value: Buffer | null
+  /** Header values as UTF-8 text (the first, when a header repeats). */
+  readonly headers: Readonly<Record<string, string>>
+  /** Milliseconds since the epoch (the producer's or the broker's time, per topic setting). */
+  readonly timestamp: number
+}
+
+/**
+ * The messages of one partition fetched together.
+ *
+ * @since 0.1.0
+ */
+export interface FetchedBatch {
+  readonly topic: string
+  readonly partition: number
+  /** The partition's end: the offset the next produced message will get. */
+  readonly highWatermark: number
+  readonly messages: ReadonlyArray<KafkaMessage>
+}
+
+/**
+ * What a group consumer calls back. `onBatch` may wait (backpressure); it calls `heartbeat`
+ * while it does, so that the group does not think the member is gone. `onRebalancing` is
+ * called when the member must give up its partitions (before it joins again); `onAssigned`
+ * after it joined, with its new partitions.
+ *
+ * @since 0.1.0
+ */
+export interface GroupHandlers {
+  readonly onBatch: (batch: FetchedBatch, heartbeat: () => Promise<void>) => Promise<void>
+  readonly onRebalancing: () => void
+  readonly onAssigned: (partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>) => void
+  readonly onCrash: (error: KafkaError) => void
+}
+
+/**
+ * A committed offset (the next offset to read) with its metadata text.
+ *
+ * @since 0.1.0
+ */
+export interface CommittedOffset {
+  readonly topic: string
+  readonly partition: number
+  /** -1 when the group has committed nothing for the partition. */
+  readonly offset: number
+  readonly metadata: string | null
+}
+
+/**
+ * A member of a consumer group, running.
+ *
+ * @since 0.1.0
+ */
+export interface GroupConsumer {
+  readonly commit: (offsets: ReadonlyArray<CommittedOffset>) => Effect.Effect<void, KafkaError>
+  /** Stops fetching the given partitions (they stay assigned: the group sees no change). */
+  readonly pause: (partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>) => Effect.Effect<void>
+}
+
+/**
+ * A connected client: group consumers, committed offsets, topic ends, and a producer.
+ *
+ * @since 0.1.0
+ */
+export interface KafkaClientService {
+  /** Joins `groupId` over `topics`; leaves the group when the scope closes. */
+  readonly consume: (options: {
+    readonly groupId: string
+    readonly topics: ReadonlyArray<string>
+    readonly fromBeginning: boolean
+    readonly sessionTimeoutMillis: number
+    readonly handlers: GroupHandlers
+  }) => Effect.Effect<GroupConsumer, KafkaError, import("effect/Scope").Scope>
+  readonly committedOffsets: (groupId: string, topics: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<CommittedOffset>, KafkaError>
+  /** Each partition's end (high watermark). */
+  readonly topicEnds: (topic: string) => Effect.Effect<ReadonlyArray<{ readonly partition: number; readonly end: number }>, KafkaError>
+  /** Sends messages and waits for every in-sync replica to have them. */
+  readonly produce: (
+    topic: string,
+    messages: ReadonlyArray<{ readonly key?: string | undefined; readonly value: string }>
+  ) => Effect.Effect<void, KafkaError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class KafkaClient extends Context.Tag("tributary/connectors/kafka/KafkaClient")<KafkaClient, KafkaClientService>() {}
+
+const headerText = (headers: IHeaders | undefined): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (headers === undefined) return out
+  for (const name in headers) {
+    const value = headers[name]
+    const first = Array.isArray(value) ? value[0] : value
+    if (first !== undefined) out[name] = first.toString()
+  }
+  return out
+}
+
+const message = (topic: string, partition: number, m: KafkajsMessage): KafkaMessage => ({
+  topic,
+  partition,
+  offset: Number(m.offset),
+  key: m.key ?? null,
+  value: m.value ?? null,
+  headers: headerText(m.headers),
+  timestamp: Number(m.timestamp)
+})
+
+const saslOptions = (sasl: NonNullable<KafkaSettings["sasl"]>): SASLOptions =>
+  ({ mechanism: sasl.mechanism, username: sasl.username, password: Redacted.value(sasl.password) }) as SASLOptions
+
+/**
+ * A client of the cluster in `settings`. kafkajs's own log goes to stderr at warning level
+ * and above, as one line each (it never prints SASL secrets).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService, KafkaError, import("effect/Scope").Scope> =>
+  Effect.gen(function*() {
+    const kafka = new Kafka({
+      clientId: settings.clientId ?? "tributary",
+      brokers: [...settings.brokers],
+      ...(settings.tls === undefined ? {} : { ssl: settings.tls }),
+      ...(settings.sasl === undefined ? {} : { sasl: saslOptions(settings.sasl) }),
+      logLevel: logLevel.WARN,
+      logCreator: () => ({ namespace, label, log }) => {
+        // Every heartbeat during a rebalance is logged as a connection error; the runner's own
+        // line ("The group is rebalancing, re-joining") says it once.
+        if (namespace === "Connection" && /rebalancing/i.test(String(log["error"]))) return
+        const detail = typeof log["error"] === "string" ? `: ${log["error"]}` : ""
+        process.stderr.write(`kafka ${label.toLowerCase()} ${namespace}: ${log.message}${detail}\n`)
+      }
+    })
+    const admin = kafka.admin()
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => admin.connect(), catch: translate(`cannot connect to ${settings.brokers.join(",")}`) }),
+      () => Effect.promise(() => admin.disconnect().catch(() => undefined))
+    )
+    const producer = kafka.producer({ allowAutoTopicCreation: false })
+    let producerConnected: Promise<void> | undefined
+    yield* Effect.addFinalizer(() =>
+      producerConnected === undefined ? Effect.void : Effect.promise(() => producer.disconnect().catch(() => undefined))
+    )
+
+    const consume: KafkaClientService["consume"] = (options) =>
+      Effect.gen(function*() {
+        const consumer: Consumer = kafka.consumer({
+          groupId: options.groupId,
+          sessionTimeout: options.sessionTimeoutMillis,
+          heartbeatInterval: Math.max(100, Math.floor(options.sessionTimeoutMillis / 5)),
+          // kafkajs heartbeats between fetches only, and a fetch of a caught-up partition
+          // waits up to this long at the broker (kafkajs's default, 5 s, is longer than short
+          // session timeouts: the member was dropped from its group while it waited).
+          maxWaitTimeInMs: Math.min(5000, Math.max(100, Math.floor(options.sessionTimeoutMillis / 5))),
+          // Few and quick: kafkajs retries a failed commit with the generation current at the
+          // retry, so a commit retried across a rebalance could land for a partition that has
+          // gone to another member. Three tries within about 300 ms end well before a
+          // rebalance can complete (other members only learn of it at their next heartbeat);
+          // the source retries further itself, only while the partition is still its own.
+          retry: { retries: 2, initialRetryTime: 100 }
+        })
+        consumer.on(consumer.events.REBALANCING, () => options.handlers.onRebalancing())
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
+          options.handlers.onAssigned(
+            Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) => partitions.map((partition) => ({ topic, partition })))
+          ))
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (!payload.restart) options.handlers.onCrash(translate(`consumer of group ${options.groupId}`)(payload.error))
+        })
+        yield* Effect.acquireRelease(
+          Effect.tryPromise({
+            try: async () => {
+              await consumer.connect()
+              await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning })
+              await consumer.run({
+                autoCommit: false,
+                eachBatchAutoResolve: false,
+                eachBatch: async ({ batch, heartbeat, resolveOffset }) => {
+                  if (batch.messages.length === 0) return
+                  await options.handlers.onBatch({
+                    topic: batch.topic,
+                    partition: batch.partition,
+                    highWatermark: Number(batch.highWatermark),
+                    messages: batch.messages.map((m) => message(batch.topic, batch.partition, m))
+                  }, heartbeat)
+                  // Only moves kafkajs's fetch position: commits are the pipeline's.
+                  resolveOffset(batch.lastOffset())
+                }
+              })
+            },
+            catch: translate(`cannot join group ${options.groupId} on ${options.topics.join(",")}`)
+          }),
+          () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
+        )
+        return {
+          commit: (offsets) =>
+            Effect.tryPromise({
+              try: () =>
+                consumer.commitOffsets(offsets.map((o) => ({
+                  topic: o.topic,
+                  partition: o.partition,
+                  offset: String(o.offset),
+                  metadata: o.metadata
+                }))),
+              catch: translate(
+                `cannot commit ${offsets.map((o) => `${o.topic} partition ${o.partition} offset ${o.offset}`).join(", ")} ` +
+                  `for group ${options.groupId}`
+              )
+            }),
+          pause: (partitions) =>
+            Effect.sync(() => {
+              for (const { partition, topic } of partitions) consumer.pause([{ topic, partitions: [partition] }])
+            })
+        }
+      })
+
+    return {
+      consume,
+      committedOffsets: (groupId, topics) =>
+        Effect.tryPromise({
+          try: () => admin.fetchOffsets({ groupId, topics: [...topics] }),
+          catch: translate(`cannot read the committed offsets of group ${groupId}`)
+        }).pipe(Effect.map((answer) =>
+          answer.flatMap(({ partitions, topic }) =>
+            partitions.map((p) => ({ topic, partition: p.partition, offset: Number(p.offset), metadata: p.metadata }))
+          )
+        )),
+      topicEnds: (topic) =>
+        Effect.tryPromise({
+          try: () => admin.fetchTopicOffsets(topic),
+          catch: translate(`cannot read the ends of topic ${topic}`)
+        }).pipe(Effect.map((answer) => answer.map((p) => ({ partition: p.partition, end: Number(p.high) })))),
+      produce: (topic, messages) =>
+        Effect.tryPromise({
+          try: async () => {
+            producerConnected ??= producer.connect()
+            await producerConnected
+            await producer.send({ topic, acks: -1, messages: messages.map((m) => ({ key: m.key ?? null, value: m.value })) })
+          },
+          catch: translate(`cannot produce to topic ${topic}`)
+        })
+    }
+  })
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (settings: KafkaSettings): Layer.Layer<KafkaClient, KafkaError> => Layer.scoped(KafkaClient, make(settings))

@@ -1,0 +1,40 @@
+/**
+ * The sink's metrics as Prometheus scrapes them (prom-client's exposition), and the status line.
+ */
+import { describe, expect, it } from "vitest"
+import { emptyProgress } from "../../src/pipeline/events.js"
+import { lagOf, sinkRegistry } from "../../src/cli/metrics.js"
+import { describeSink } from "../../src/cli/sink.js"
+
+const partitions = [
+  { partition: "orders:0", committed: 90, end: 100 },
+  { partition: "orders:1", committed: undefined, end: 40 }
+]
+const progress = { ...emptyProgress(0), read: 120, accepted: 100, deadLettered: 3, inFlight: 2, oldestUnackedMillis: 1500 }
+
+describe("sink metrics", () => {
+  it("reads the status at scrape time: lag and committed offset per partition, totals, in flight, oldest un-acked", async () => {
+    const text = await sinkRegistry(() => ({ progress, partitions, ready: true })).metrics()
+    expect(text).toContain('tributary_partition_lag{partition="orders:0"} 10')
+    expect(text).toContain('tributary_partition_lag{partition="orders:1"} 0')
+    expect(text).toContain('tributary_partition_committed_offset{partition="orders:0"} 90')
+    expect(text).not.toContain('tributary_partition_committed_offset{partition="orders:1"}')
+    expect(text).toContain("tributary_records_stored_total 100")
+    expect(text).toContain("tributary_records_dead_lettered_total 3")
+    expect(text).toContain("tributary_batches_in_flight 2")
+    expect(text).toContain("tributary_oldest_unacked_seconds 1.5")
+    expect(text).toContain("# TYPE tributary_records_stored_total counter")
+  })
+
+  it("lag is end minus committed, 0 while either is unknown", () => {
+    expect(partitions.map(lagOf)).toEqual([10, 0])
+  })
+
+  it("the status line shows the rate since the last line, the summed lag, in flight and dead letters", () => {
+    const describe = describeSink(() => partitions)
+    describe(progress, 10_000)
+    expect(describe({ ...progress, accepted: 600 }, 11_000)).toBe(
+      "500 records/s  lag 10  in flight 2  dead letters 3  stored 600  partitions 2"
+    )
+  })
+})

@@ -1,0 +1,254 @@
+/**
+ * `tributary sink` on the real broker, into a reference server that answers 503 and 429 at
+ * random and drops answers to ingestions it has already stored:
+ *
+ * - SIGTERM drains, commits and exits 0, and a later member resumes from there;
+ * - three sink processes share a 6-partition topic while it is being produced to; one of
+ *   them at a time is killed with SIGKILL (or stopped with SIGTERM) at random moments and
+ *   started again, so partitions move between members while batches are in flight. At the
+ *   end the append-only dataset holds every valid message exactly once, every bad message is
+ *   a dead letter on the dead-letter topic, and the group's lag is 0.
+ *
+ * The kill moments, the messages and the server's faults come from one seed, printed at the
+ * start; set TRIBUTARY_SINK_SEED to repeat a run.
+ */
+import { randomUUID } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { seededRandom } from "../../src/server/faults.js"
+import { startServe, type RunningServer } from "../support/cli.js"
+import { apiData, compareIds, readAllRows } from "../support/crash.js"
+import { createTopic, groupLag, kafka, killAllSinks, readTopic, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
+import { kafkaBrokers } from "../support/services.js"
+
+const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
+  ? Number(process.env["TRIBUTARY_SINK_SEED"])
+  : Math.floor(Math.random() * 2 ** 31)
+const apiKey = "sink-test-key"
+const faults = `5xx=0.03,429=0.02,retry-after=0,drop=0.02,latency=1-15ms,seed=${seed}`
+
+let server: RunningServer
+
+beforeAll(async () => {
+  console.log(`sink test seed ${seed} (TRIBUTARY_SINK_SEED=${seed} repeats it), faults ${faults}`)
+  server = await startServe(["--port", "0", "--api-key", apiKey, "--faults", faults])
+})
+
+afterAll(async () => {
+  killAllSinks()
+  await server?.stop()
+})
+
+const newDataset = async (name: string) => {
+  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name })
+  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
+    name,
+    dataSourceId: dataSource.id,
+    schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
+  })
+  return dataset.id as string
+}
+
+const rowCount = async (datasetId: string): Promise<number> =>
+  (await apiData(server.url, apiKey, "GET", `/v2/datasets/${datasetId}/data?pageSize=1`)).pagination.totalItems
+
+const sinkArgs = (options: { topic: string; group: string; datasetId: string; extra?: ReadonlyArray<string> }) => [
+  "--brokers",
+  kafkaBrokers().join(","),
+  "--topic",
+  options.topic,
+  "--group",
+  options.group,
+  "--dataset",
+  options.datasetId,
+  "--api-url",
+  server.url,
+  "--api-key",
+  apiKey,
+  "--session-timeout",
+  "3s",
+  "--drain-timeout",
+  "10s",
+  ...(options.extra ?? [])
+]
+
+/** Waits until the sink has said it is up (its signal handlers are installed then). */
+const isUp = (member: SinkChild) => waitFor(async () => member.output().includes("sink: group"), 30_000, member.output)
+
+const produce = async (topic: string, values: ReadonlyArray<{ key: string; value: string }>) => {
+  const producer = kafka().producer()
+  await producer.connect()
+  await producer.send({ topic, acks: -1, messages: [...values] })
+  await producer.disconnect()
+}
+
+describe("tributary sink (real broker, faulty reference server)", () => {
+  it("SIGTERM stops fetching, commits what was delivered and exits 0; the next member resumes from there", async () => {
+    const id = randomUUID()
+    const topic = `sink-term-${id}`
+    const group = `sink-term-${id}`
+    await createTopic(topic, 2)
+    const datasetId = await newDataset(`sigterm ${id}`)
+    const ids = Array.from({ length: 10_000 }, (_, i) => `t${i}`)
+    await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
+
+    const first = startSink(sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`, "--metrics-port", "0"] }))
+    await waitFor(async () => (await rowCount(datasetId)) >= 300, 30_000, first.output)
+    // Monitoring while it runs: ready once it holds partitions, and Prometheus metrics.
+    const metricsUrl = /metrics on (http:\/\/[^/\s]+)/.exec(first.output())?.[1]
+    expect(metricsUrl, first.output()).toBeDefined()
+    expect((await fetch(`${metricsUrl}/health`)).status).toBe(200)
+    await waitFor(async () => (await fetch(`${metricsUrl}/ready`)).status === 200, 10_000, first.output)
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text()
+    expect(metrics).toMatch(new RegExp(`tributary_partition_lag\\{partition="${topic}:[01]"\\} \\d+`))
+    expect(metrics).toContain("# TYPE tributary_records_stored_total counter")
+    first.child.kill("SIGTERM")
+    const { code } = await first.exited
+    expect(code, first.output()).toBe(0)
+    expect(first.output()).toContain("sink: stopped; committed through")
+
+    const second = startSink(sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`] }))
+    await waitFor(async () => (await groupLag(group, topic)) === 0, 60_000, second.output)
+    await isUp(second)
+    second.child.kill("SIGINT")
+    const secondExit = await second.exited
+    expect(secondExit, second.output()).toEqual({ code: 0, signal: null })
+    const rows = await readAllRows(server.url, apiKey, datasetId)
+    const { duplicated, missing, unexpected } = compareIds(ids, rows.map((row) => row["id"]))
+    expect({ duplicated, missing, unexpected }).toEqual({ duplicated: [], missing: [], unexpected: [] })
+  }, 120_000)
+
+  it("three members on 6 partitions under live produce, killed and restarted at random: every valid message once, every bad one dead-lettered, lag 0", async () => {
+    const random = seededRandom(seed)
+    const id = randomUUID()
+    const topic = `sink-chaos-${id}`
+    const deadLetterTopic = `sink-chaos-dead-${id}`
+    const group = `sink-chaos-${id}`
+    await createTopic(topic, 6)
+    await createTopic(deadLetterTopic, 1)
+    const datasetId = await newDataset(`chaos ${id}`)
+
+    const valid = 20_000
+    const badEvery = 331
+    const expected: Array<string> = []
+    const bad: Array<string> = []
+    const messages: Array<{ key: string; value: string }> = []
+    for (let n = 0; n < valid; n++) {
+      const key = `c${String(n).padStart(6, "0")}`
+      expected.push(key)
+      messages.push({ key, value: JSON.stringify({ id: key, n }) })
+      if (n % badEvery === 0) {
+        const badId = `bad-${n}`
+        bad.push(badId)
+        const kinds = [`{${badId}`, JSON.stringify([badId]), JSON.stringify({ id: badId, n: "not a number" })]
+        messages.push({ key: badId, value: kinds[bad.length % kinds.length]! })
+      }
+    }
+
+    const args = sinkArgs({ topic, group, datasetId, extra: ["--dead-letter-topic", deadLetterTopic, "--concurrency", "4"] })
+    const members: Array<SinkChild> = [startSink(args), startSink(args), startSink(args)]
+    const log: Array<string> = []
+    const started = Date.now()
+
+    // Live traffic: the messages in bursts over about fifteen seconds, while members come and go.
+    const producing = (async () => {
+      const producer = kafka().producer()
+      await producer.connect()
+      for (let at = 0; at < messages.length;) {
+        const burst = 200 + Math.floor(random() * 800)
+        await producer.send({ topic, acks: -1, messages: messages.slice(at, at + burst) })
+        at += burst
+        await sleep(Math.floor(random() * 600))
+      }
+      await producer.disconnect()
+      log.push(`produced ${messages.length} messages in ${Date.now() - started} ms`)
+    })()
+
+    // Chaos: one member at a time is killed (or, once, stopped) and started again.
+    const events = 6
+    for (let i = 0; i < events; i++) {
+      await sleep(1500 + Math.floor(random() * 3000))
+      const which = Math.floor(random() * members.length)
+      const member = members[which]!
+      const graceful = i === 2
+      // A signal before the command is up ends node itself, with nothing to drain yet.
+      if (graceful) await isUp(member)
+      member.child.kill(graceful ? "SIGTERM" : "SIGKILL")
+      const exit = await member.exited
+      log.push(`${Date.now() - started} ms: member ${which} ${graceful ? "stopped" : "killed"} (exit ${exit.code ?? exit.signal})`)
+      if (graceful) expect(exit, member.output()).toEqual({ code: 0, signal: null })
+      await sleep(Math.floor(random() * 1500))
+      members[which] = startSink(args)
+    }
+    await producing
+
+    const describe = async () =>
+      `${log.join("\n")}\nrows ${await rowCount(datasetId)} of ${valid}, lag ${await groupLag(group, topic)}\n` +
+      members.map((m, i) => `member ${i}:\n${m.output().slice(-3000)}`).join("\n")
+    await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount(datasetId)) >= valid, 120_000, describe)
+
+    for (const member of members) await isUp(member)
+    for (const member of members) member.child.kill("SIGTERM")
+    for (const member of members) expect(await member.exited, member.output()).toEqual({ code: 0, signal: null })
+    console.log(`sink chaos (seed ${seed}): ${log.join("; ")}; done in ${Date.now() - started} ms`)
+
+    const rows = await readAllRows(server.url, apiKey, datasetId)
+    const { duplicated, missing, unexpected } = compareIds(expected, rows.map((row) => row["id"]))
+    expect({ duplicated: duplicated.slice(0, 20), missing: missing.slice(0, 20), unexpected: unexpected.slice(0, 20) }, await describe())
+      .toEqual({ duplicated: [], missing: [], unexpected: [] })
+    expect(rows).toHaveLength(valid)
+    expect(await groupLag(group, topic)).toBe(0)
+
+    // Dead letters are written at least once (again after a kill before their commit).
+    const letters = (await readTopic(deadLetterTopic)).map((text) => JSON.parse(text))
+    const named = new Set(letters.map((letter) => {
+      expect(letter.position.partition).toMatch(new RegExp(`^${topic}:[0-5]$`))
+      if (letter.stage === "source") expect(letter.reason.message).toMatch(new RegExp(`^topic ${topic} partition [0-5] offset \\d+: `))
+      return letter.record?.id ?? /bad-\d+/.exec(letter.raw)?.[0]
+    }))
+    expect([...named].sort()).toEqual([...bad].sort())
+  }, 300_000)
+
+  it("a member joins and another leaves while batches are in flight at a slow, faulty server: no duplicate, no loss", async () => {
+    const slow = await startServe(["--port", "0", "--api-key", apiKey, "--faults", `latency=100-250ms,5xx=0.03,429=0.02,retry-after=0,drop=0.02,seed=${seed}`])
+    try {
+      const id = randomUUID()
+      const topic = `sink-rebalance-${id}`
+      const group = `sink-rebalance-${id}`
+      await createTopic(topic, 4)
+      const dataSource = await apiData(slow.url, apiKey, "POST", "/v2/data-sources", { name: `rebalance ${id}` })
+      const dataset = await apiData(slow.url, apiKey, "POST", "/v2/datasets", {
+        name: `rebalance ${id}`,
+        dataSourceId: dataSource.id,
+        schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
+      })
+      const count = async () =>
+        (await apiData(slow.url, apiKey, "GET", `/v2/datasets/${dataset.id}/data?pageSize=1`)).pagination.totalItems as number
+      const ids = Array.from({ length: 8000 }, (_, n) => `r${String(n).padStart(5, "0")}`)
+      await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
+      const args = [...sinkArgs({ topic, group, datasetId: dataset.id, extra: ["--concurrency", "8", "--dead-letter", `/tmp/${group}.ndjson`] })]
+      args[args.indexOf("--api-url") + 1] = slow.url
+
+      const first = startSink(args)
+      await waitFor(async () => (await count()) >= 800, 60_000, first.output)
+      const second = startSink(args) // joins: the group rebalances with the first member's batches in flight
+      await isUp(second)
+      await waitFor(async () => (await count()) >= 4000, 60_000, async () => `${first.output()}\n${second.output()}`)
+      first.child.kill("SIGTERM") // leaves: the second member takes every partition, with its own batches in flight
+      expect(await first.exited, first.output()).toEqual({ code: 0, signal: null })
+      // The first member's leaving gives the second every partition.
+      await waitFor(async () => (second.output().match(/sink: assigned/g)?.length ?? 0) >= 2, 30_000, second.output)
+      await waitFor(async () => (await groupLag(group, topic)) === 0, 90_000, second.output)
+      second.child.kill("SIGTERM")
+      expect(await second.exited, second.output()).toEqual({ code: 0, signal: null })
+      // The first member gave its partitions up when the second joined.
+      expect(first.output()).toContain("sink: revoked")
+
+      const rows = await readAllRows(slow.url, apiKey, dataset.id)
+      const { duplicated, missing, unexpected } = compareIds(ids, rows.map((row) => row["id"]))
+      expect({ duplicated: duplicated.slice(0, 20), missing: missing.slice(0, 20), unexpected: unexpected.slice(0, 20) })
+        .toEqual({ duplicated: [], missing: [], unexpected: [] })
+    } finally {
+      await slow.stop()
+    }
+  }, 240_000)
+})

@@ -1,0 +1,230 @@
+/**
+ * The source conformance suite: every connector passes the same cases, against a real
+ * reference server (or a scripted HTTP server on loopback) and, for Kafka, the real broker.
+ *
+ * A harness writes lines into a fresh source and opens it for a run; `runToEnd` runs the
+ * pipeline until everything written is committed (an endless source is stopped then).
+ */
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { expect, layer } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Redacted, Schedule, type Scope } from "effect"
+import { Kafka as KafkaJs, logLevel } from "kafkajs"
+import * as Kafka from "../../connectors/kafka/index.js"
+import * as Ndjson from "../../connectors/ndjson/index.js"
+import { TributaryClient, type TributaryClientService } from "../../src/client/index.js"
+import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
+import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
+import { run, type PipelineConfig } from "../../src/pipeline/run.js"
+import { json, scriptedServer } from "../support/http.js"
+import { clientFor, serverLayer } from "../support/server.js"
+import { kafkaBrokers } from "../support/services.js"
+
+const quick = { poll: { initial: "5 millis", max: "50 millis" }, commitInterval: "10 millis" } as const
+
+interface Opened {
+  readonly config: Pick<PipelineConfig<any, any>, "source" | "checkpoint">
+  /** Ends an endless source once everything written is committed; undefined for finite sources. */
+  readonly stopWhenCommitted?: Effect.Effect<void> | undefined
+}
+
+interface Harness {
+  readonly name: string
+  /** A fresh source holding `lines`; `open` opens it for one run (again after a restart). */
+  readonly create: (lines: ReadonlyArray<string>) => Effect.Effect<{ readonly open: Effect.Effect<Opened, unknown, Scope.Scope> }>
+}
+
+const ndjsonHarness: Harness = {
+  name: "NDJSON",
+  create: (lines) =>
+    Effect.sync(() => {
+      const dir = mkdtempSync(join(tmpdir(), "tributary-conformance-"))
+      const path = join(dir, "source.ndjson")
+      writeFileSync(path, lines.join("\n") + "\n")
+      return {
+        open: Effect.map(Checkpoint.file(`${path}.checkpoint.json`), (checkpoint) => ({
+          config: { source: Ndjson.fromFile(path), checkpoint }
+        }))
+      }
+    })
+}
+
+process.env["KAFKAJS_NO_PARTITIONER_WARNING"] = "1"
+
+const kafkaHarness: Harness = {
+  name: "Kafka",
+  create: (lines) =>
+    Effect.promise(async () => {
+      const topic = `conformance-${randomUUID()}`
+      const groupId = `conformance-${randomUUID()}`
+      const kafka = new KafkaJs({ clientId: "conformance-setup", brokers: kafkaBrokers(), logLevel: logLevel.NOTHING })
+      const admin = kafka.admin()
+      await admin.connect()
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true })
+      await admin.disconnect()
+      const producer = kafka.producer()
+      await producer.connect()
+      await producer.send({ topic, acks: -1, messages: lines.map((value) => ({ value })) })
+      await producer.disconnect()
+      return {
+        open: Effect.gen(function*() {
+          const context = yield* Layer.build(Kafka.layer({ brokers: kafkaBrokers(), clientId: "conformance" }))
+          const source = yield* Kafka.make({ groupId, topics: [topic], sessionTimeoutMillis: 6000 }).pipe(
+            Effect.provide(context)
+          )
+          const committedAll = source.partitions.pipe(
+            Effect.repeat({
+              until: (partitions) => partitions.length > 0 && partitions.every((p) => p.committed === lines.length),
+              schedule: Schedule.spaced("20 millis")
+            })
+          )
+          return { config: { source }, stopWhenCommitted: Effect.zipRight(committedAll, source.stop) }
+        })
+      }
+    })
+}
+
+/** Opens the source and runs one pipeline over it until its end (or until all is committed). */
+const runToEnd = (
+  client: TributaryClientService,
+  open: Effect.Effect<Opened, unknown, Scope.Scope>,
+  datasetId: string,
+  extra: Partial<PipelineConfig<any, any>> = {}
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const opened = yield* open
+    const deadLetters = yield* DeadLetter.memory
+    const running = yield* Effect.fork(
+      run(client, { ...opened.config, destination: { datasetId }, deadLetters, ...quick, batch: { linger: "20 millis" }, ...extra })
+        .pipe(Effect.provide(NodeContext.layer))
+    )
+    if (opened.stopWhenCommitted !== undefined) {
+      yield* Effect.raceFirst(opened.stopWhenCommitted, Effect.flatMap(Fiber.await(running), () => Effect.void))
+    }
+    const progress = yield* Fiber.join(running)
+    return { progress, letters: yield* deadLetters.letters }
+  }))
+
+const schema = { columns: [{ id: "id", dataType: "string" as const }, { id: "n", dataType: "number" as const }], primaryKey: ["id"] }
+
+/** A client whose connection pool lives as long as the test. */
+const standaloneClient = (baseUrl: string) =>
+  Effect.map(
+    Layer.build(TributaryClient.layer({ baseUrl, apiKey: Redacted.make("k"), retry: { maxRetries: 0 } })),
+    Context.get(TributaryClient)
+  )
+
+for (const harness of [ndjsonHarness, kafkaHarness]) {
+  layer(serverLayer(), { excludeTestServices: true })(`source conformance: ${harness.name}`, (it) => {
+    const dataset = (primaryKey: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const client = yield* clientFor("acme-admin")
+        const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "conformance" }, headers: {} })
+        const created = yield* client.v2.v2Datasets.create({
+          payload: { name: "conformance", dataSourceId: dataSource.data.id, schema: schema.columns, primaryKey },
+          headers: {}
+        })
+        return { client, datasetId: created.data.id }
+      })
+    const storedIds = (client: TributaryClientService, id: string) =>
+      Effect.map(
+        client.v2.v2Datasets.getData({ path: { id }, urlParams: { pageSize: 1000 } }),
+        (answer) => answer.data.items.map((row) => row.id as string)
+      )
+
+    it.scoped("stores every record once, dead-letters bad elements naming where they were, and a second run sends nothing", () =>
+      Effect.gen(function*() {
+        const { client, datasetId } = yield* dataset([])
+        const lines = [
+          ...Array.from({ length: 250 }, (_, i) => JSON.stringify({ id: `r${i}`, n: i })),
+          "{not json",
+          "[1,2]",
+          JSON.stringify({ id: "bad", n: "not a number" })
+        ]
+        const source = yield* harness.create(lines)
+        const first = yield* runToEnd(client, source.open, datasetId)
+        expect(first.progress.accepted).toBe(250)
+        expect(first.letters.map((l) => l.reason.code).sort()).toEqual(["invalid_json", "invalid_type", "not_an_object"])
+        for (const letter of first.letters) expect(letter.position.offset).toBeGreaterThanOrEqual(250)
+        const ids = yield* storedIds(client, datasetId)
+        expect(ids).toHaveLength(250)
+        expect(new Set(ids).size).toBe(250)
+
+        const second = yield* runToEnd(client, source.open, datasetId)
+        expect(second.progress.read).toBe(0)
+        expect(yield* storedIds(client, datasetId)).toHaveLength(250)
+      }))
+
+    it.scoped("checkpoint capture: A, B, D delivered and C, E failed -> a restart sends C, D, E again, under the same keys, and nothing else", () =>
+      Effect.gen(function*() {
+        const source = yield* harness.create(["A", "B", "C", "D", "E"].map((id, n) => JSON.stringify({ id, n })))
+        const idsOf = (body: string) => (JSON.parse(body).records as Array<{ id: string }>).map((r) => r.id)
+        const server = (failing: ReadonlyArray<string>) =>
+          scriptedServer((arrival) => (_a, res) => {
+            if (arrival.method === "POST") {
+              if (idsOf(arrival.body).some((id) => failing.includes(id))) {
+                // Late, so that A, B and D are done first.
+                setTimeout(() => json(res, 500, { requestId: "r", status: "error", errors: [{ message: "boom", type: "server" }] }), 300)
+                return
+              }
+              return json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued" } })
+            }
+            return json(res, 200, {
+              requestId: "r",
+              status: "success",
+              data: {
+                status: "success",
+                summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } },
+                errors: null
+              }
+            })
+          })
+        const options = { schema, concurrency: 5, batch: { max: 1, linger: "20 millis" } } as const
+        const datasetId = "00000000-0000-4000-8000-000000000000"
+
+        const failing = yield* server(["C", "E"])
+        const failed = yield* Effect.either(runToEnd(yield* standaloneClient(failing.url), source.open, datasetId, options))
+        expect(failed._tag).toBe("Left")
+        const posts = (arrivals: typeof failing.arrivals) => arrivals.filter((a) => a.method === "POST")
+        expect(posts(failing.arrivals).flatMap((a) => idsOf(a.body)).sort()).toEqual(["A", "B", "C", "D", "E"])
+
+        const healthy = yield* server([])
+        const second = yield* runToEnd(yield* standaloneClient(healthy.url), source.open, datasetId, options)
+        expect(posts(healthy.arrivals).flatMap((a) => idsOf(a.body)).sort()).toEqual(["C", "D", "E"])
+        expect(second.progress.accepted).toBe(3)
+        const keyOf = new Map(posts(failing.arrivals).map((a) => [idsOf(a.body)[0], a.headers["idempotency-key"]]))
+        for (const arrival of posts(healthy.arrivals)) expect(arrival.headers["idempotency-key"]).toBe(keyOf.get(idsOf(arrival.body)[0]))
+      }))
+
+    it.scoped("resumes after a crash in the middle of a run: every record stored exactly once", () =>
+      Effect.gen(function*() {
+        const { client, datasetId } = yield* dataset([])
+        const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: `c${i}`, n: i }))
+        const source = yield* harness.create(lines)
+        // The crash: the run is interrupted once some batches are committed, others in flight.
+        yield* Effect.scoped(Effect.gen(function*() {
+          const running = yield* Effect.fork(runToEnd(client, source.open, datasetId, { schema, concurrency: 4 }))
+          yield* client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1 } }).pipe(
+            Effect.repeat({ until: (answer) => answer.data.pagination.totalItems >= 500, schedule: Schedule.spaced("10 millis") })
+          )
+          yield* Fiber.interrupt(running)
+        }))
+        const second = yield* runToEnd(client, source.open, datasetId, { schema })
+        expect(second.progress.read).toBeLessThan(3000)
+        const ids = yield* Effect.map(
+          client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1000, page: 0 } }),
+          (answer) => answer.data.pagination.totalItems
+        )
+        expect(ids).toBe(3000)
+        const all = [] as Array<string>
+        for (let page = 0; page < 3; page++) {
+          const answer = yield* client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1000, page } })
+          all.push(...answer.data.items.map((row) => row.id as string))
+        }
+        expect(new Set(all).size).toBe(3000)
+      }))
+  })
+}

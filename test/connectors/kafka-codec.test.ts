@@ -1,0 +1,77 @@
+/**
+ * The pure parts of the Kafka source: messages as elements, cut metadata. No broker here.
+ */
+import { describe, expect, it } from "vitest"
+import * as Kafka from "../../connectors/kafka/index.js"
+
+const message = (value: string | null, extra: Partial<Kafka.KafkaMessage> = {}): Kafka.KafkaMessage => ({
+  topic: "orders",
+  partition: 3,
+  offset: 17,
+  key: Buffer.from("k1"),
+  value: value === null ? null : Buffer.from(value),
+  headers: { source: "shop" },
+  timestamp: Date.UTC(2026, 10, 1),
+  ...extra
+})
+
+describe("Kafka messages as source elements", () => {
+  it("a JSON object is a record at TOPIC:N and its offset, keeping its text", () => {
+    expect(Kafka.messageElement(message('{"id":"a"}'), { maxValueBytes: 100 })).toEqual({
+      _tag: "Record",
+      position: { partition: "orders:3", offset: 17, resume: { topic: "orders", partition: 3 } },
+      value: { id: "a" },
+      json: '{"id":"a"}'
+    })
+  })
+
+  it("anything else is a dead letter naming topic, partition and offset", () => {
+    const problem = (value: string | null, maxValueBytes = 100) => {
+      const element = Kafka.messageElement(message(value), { maxValueBytes })
+      return element._tag === "Malformed" ? [element.problem.code, element.problem.message] : ["record", ""]
+    }
+    expect(problem("{nope")).toEqual(["invalid_json", expect.stringMatching(/^topic orders partition 3 offset 17: /)])
+    expect(problem("[1]")).toEqual(["not_an_object", "topic orders partition 3 offset 17: expected a JSON object, got an array"])
+    expect(problem("42")[0]).toBe("not_an_object")
+    expect(problem(null)).toEqual(["no_value", "topic orders partition 3 offset 17: the message has no value (a tombstone)"])
+    expect(problem(`{"pad":"${"x".repeat(200)}"}`)).toEqual([
+      "value_too_long",
+      "topic orders partition 3 offset 17: the value is 210 bytes, over the 100-byte limit"
+    ])
+  })
+
+  it("a decoder sees key, headers, timestamp and coordinates; a throwing one makes a dead letter", () => {
+    const decode: Kafka.Decoder = (m) => {
+      if (m.headers["source"] !== "shop") throw new Error("unknown source")
+      return { ...JSON.parse(m.value!.toString()), key: m.key?.toString(), at: new Date(m.timestamp).toISOString(), where: `${m.topic}/${m.partition}/${m.offset}` }
+    }
+    expect(Kafka.messageElement(message('{"id":"a"}'), { decode, maxValueBytes: 100 })).toMatchObject({
+      _tag: "Record",
+      value: { id: "a", key: "k1", at: "2026-11-01T00:00:00.000Z", where: "orders/3/17" }
+    })
+    expect(Kafka.messageElement(message('{"id":"a"}', { headers: {} }), { decode, maxValueBytes: 100 })).toMatchObject({
+      _tag: "Malformed",
+      problem: { code: "undecodable", message: "topic orders partition 3 offset 17: unknown source" }
+    })
+  })
+})
+
+describe("batch cuts in the committed offset's metadata", () => {
+  it("round-trip relative to the committed offset", () => {
+    const cuts = [{ partition: "t:0", first: 1200, last: 1299 }, { partition: "t:0", first: 1100, last: 1199 }]
+    const metadata = Kafka.encodeCuts(cuts, 1100)
+    expect(metadata).toBe("t1:0+2r,2s+2r")
+    expect(Kafka.decodeCuts(metadata, 1100, "t:0")).toEqual([...cuts].reverse())
+    expect(Kafka.decodeCuts(Kafka.encodeCuts([], 5), 5, "t:0")).toEqual([])
+  })
+
+  it("metadata written by another tool, or none, is no cuts", () => {
+    expect(Kafka.decodeCuts("written by another tool", 5, "t:0")).toEqual([])
+    expect(Kafka.decodeCuts(null, 5, "t:0")).toEqual([])
+  })
+
+  it("a hundred cuts of a hundred records fit well within the broker's 4096-byte default", () => {
+    const cuts = Array.from({ length: 100 }, (_, i) => ({ partition: "t:0", first: 5000 + i * 100, last: 5099 + i * 100 }))
+    expect(Kafka.encodeCuts(cuts, 5000).length).toBeLessThan(1000)
+  })
+})

@@ -15,6 +15,8 @@
 #   stop (SIGTERM, controlled shutdown):                          2.0 s
 #
 # Env: KAFKA_PORT (PLAINTEXT, default 19092), KAFKA_CONTROLLER_PORT (default 19093),
+#      KAFKA_SASL_PORT (SASL_PLAINTEXT with PLAIN, default 19094; test user "tributary",
+#      password "tributary-secret": tests of the sink's SASL settings connect there),
 #      KAFKA_START_TIMEOUT (seconds, default 90), JAVA (default java), MVN (default mvn).
 # The run dir is .services/kafka (git-ignored): server.properties, broker.log, broker.pid, data/.
 # The data dir is formatted afresh on every start: the broker holds nothing worth keeping.
@@ -32,6 +34,7 @@ PID_FILE="$RUN_DIR/broker.pid"
 LOG_FILE="$RUN_DIR/broker.log"
 PORT=${KAFKA_PORT:-19092}
 CPORT=${KAFKA_CONTROLLER_PORT:-19093}
+SASL_PORT=${KAFKA_SASL_PORT:-19094}
 TIMEOUT=${KAFKA_START_TIMEOUT:-90}
 JAVA=${JAVA:-java}
 MVN=${MVN:-mvn}
@@ -59,7 +62,7 @@ our_pid() {
 }
 
 # The PLAINTEXT port our running broker was started with.
-broker_port() { sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1://p' "$RUN_DIR/server.properties"; }
+broker_port() { sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$RUN_DIR/server.properties"; }
 
 fetch() {
   if [ -f "$FETCHED_MARK" ] && [ "$(cat "$FETCHED_MARK")" = "$(pom_hash)" ]; then
@@ -95,11 +98,14 @@ write_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:${CPORT}
-listeners=PLAINTEXT://127.0.0.1:${PORT},CONTROLLER://127.0.0.1:${CPORT}
-advertised.listeners=PLAINTEXT://127.0.0.1:${PORT}
+listeners=PLAINTEXT://127.0.0.1:${PORT},CONTROLLER://127.0.0.1:${CPORT},SASL_PLAINTEXT://127.0.0.1:${SASL_PORT}
+advertised.listeners=PLAINTEXT://127.0.0.1:${PORT},SASL_PLAINTEXT://127.0.0.1:${SASL_PORT}
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+# A second listener that needs SASL/PLAIN, for the tests of clients' SASL settings.
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_tributary="tributary-secret";
 log.dirs=${RUN_DIR}/data
 num.partitions=1
 default.replication.factor=1
@@ -174,8 +180,8 @@ start() {
     log "serving on 127.0.0.1:$PORT (pid $pid)"
     return 0
   fi
-  if port_open "$PORT" || port_open "$CPORT"; then
-    log "port $PORT or $CPORT is taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT"
+  if port_open "$PORT" || port_open "$CPORT" || port_open "$SASL_PORT"; then
+    log "port $PORT, $CPORT or $SASL_PORT is taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT / KAFKA_SASL_PORT"
     exit 1
   fi
   [ -f "$FETCHED_MARK" ] || fetch

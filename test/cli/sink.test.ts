@@ -18,7 +18,7 @@ import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, compareIds, readAllRows } from "../support/crash.js"
 import { createTopic, groupLag, kafka, killAllSinks, readTopic, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
-import { kafkaBrokers } from "../support/services.js"
+import { kafkaBrokers, kafkaSaslBrokers } from "../support/services.js"
 
 const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
   ? Number(process.env["TRIBUTARY_SINK_SEED"])
@@ -115,6 +115,33 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     const rows = await readAllRows(server.url, apiKey, datasetId)
     const { duplicated, missing, unexpected } = compareIds(ids, rows.map((row) => row["id"]))
     expect({ duplicated, missing, unexpected }).toEqual({ duplicated: [], missing: [], unexpected: [] })
+  }, 120_000)
+
+  it("connects with SASL/PLAIN (password from the environment, never printed); a wrong password stops it with a clear line", async () => {
+    const id = randomUUID()
+    const topic = `sink-sasl-${id}`
+    const group = `sink-sasl-${id}`
+    await createTopic(topic, 1)
+    const datasetId = await newDataset(`sasl ${id}`)
+    const ids = Array.from({ length: 200 }, (_, i) => `s${i}`)
+    await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
+    const saslArgs = (brokers: string) => {
+      const args = sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`, "--sasl-mechanism", "plain", "--sasl-username", "tributary"] })
+      args[args.indexOf("--brokers") + 1] = brokers
+      return args
+    }
+    const secret = "tributary-secret"
+    const member = startSink(saslArgs(kafkaSaslBrokers().join(",")), { TRIBUTARY_KAFKA_SASL_PASSWORD: secret })
+    await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount(datasetId)) === 200, 60_000, member.output)
+    member.child.kill("SIGTERM")
+    expect((await member.exited).code, member.output()).toBe(0)
+    expect(member.output()).not.toContain(secret)
+
+    const refused = startSink(saslArgs(kafkaSaslBrokers().join(",")), { TRIBUTARY_KAFKA_SASL_PASSWORD: "not-the-password" })
+    const { code } = await refused.exited
+    expect(code, refused.output()).toBe(1)
+    expect(refused.output()).toMatch(/SASL|authentication/i)
+    expect(refused.output()).not.toContain("not-the-password")
   }, 120_000)
 
   it("three members on 6 partitions under live produce, killed and restarted at random: every valid message once, every bad one dead-lettered, lag 0", async () => {

@@ -69,9 +69,12 @@ export interface SinkChild {
 
 const children = new Set<ChildProcess>()
 
-/** Starts `tributary sink ...args`. */
-export const startSink = (args: ReadonlyArray<string>): SinkChild => {
-  const child = spawn(process.execPath, [binPath, "sink", ...args], { stdio: ["ignore", "pipe", "pipe"] })
+/** Starts `tributary sink ...args`, with `env` added to this process's environment. */
+export const startSink = (args: ReadonlyArray<string>, env: Record<string, string> = {}): SinkChild => {
+  const child = spawn(process.execPath, [binPath, "sink", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env }
+  })
   children.add(child)
   let output = ""
   child.stdout!.on("data", (chunk) => (output = (output + chunk).slice(-50_000)))

@@ -13,5 +13,12 @@ export const kafkaBrokers = (): string[] =>
     .map((broker) => broker.trim())
     .filter((broker) => broker.length > 0)
 
+/**
+ * The same broker's SASL_PLAINTEXT listener from `KAFKA_SASL_BROKERS` (PLAIN, user
+ * `tributary`, password `tributary-secret`; see `scripts/kafka.sh`).
+ */
+export const kafkaSaslBrokers = (): string[] =>
+  (process.env["KAFKA_SASL_BROKERS"] ?? "127.0.0.1:19094").split(",").map((broker) => broker.trim()).filter(Boolean)
+
 /** Postgres connection string from `DATABASE_URL`. */
 export const databaseUrl = (): string => process.env["DATABASE_URL"] ?? defaultDatabaseUrl

@@ -17,6 +17,8 @@
 # Env: KAFKA_PORT (PLAINTEXT, default 19092), KAFKA_CONTROLLER_PORT (default 19093),
 #      KAFKA_SASL_PORT (SASL_PLAINTEXT with PLAIN, default 19094; test user "tributary",
 #      password "tributary-secret": tests of the sink's SASL settings connect there),
+#      KAFKA_TLS_PORT (SSL, default 19095; a self-signed certificate for 127.0.0.1 made at every
+#      start with openssl, in .services/kafka/tls/ca.pem: tests of the TLS settings trust it),
 #      KAFKA_START_TIMEOUT (seconds, default 90), JAVA (default java), MVN (default mvn).
 # The run dir is .services/kafka (git-ignored): server.properties, broker.log, broker.pid, data/.
 # The data dir is formatted afresh on every start: the broker holds nothing worth keeping.
@@ -35,6 +37,7 @@ LOG_FILE="$RUN_DIR/broker.log"
 PORT=${KAFKA_PORT:-19092}
 CPORT=${KAFKA_CONTROLLER_PORT:-19093}
 SASL_PORT=${KAFKA_SASL_PORT:-19094}
+TLS_PORT=${KAFKA_TLS_PORT:-19095}
 TIMEOUT=${KAFKA_START_TIMEOUT:-90}
 JAVA=${JAVA:-java}
 MVN=${MVN:-mvn}
@@ -93,19 +96,30 @@ fetch() {
   log "$(ls "$LIBS" | grep -c '\.jar$') jars in ${LIBS#"$ROOT"/}"
 }
 
+# A self-signed certificate for 127.0.0.1; the broker's PEM keystore is its key and the certificate.
+write_certificate() {
+  mkdir -p "$RUN_DIR/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$RUN_DIR/tls/key.pem" -out "$RUN_DIR/tls/ca.pem" 2> /dev/null
+  cat "$RUN_DIR/tls/key.pem" "$RUN_DIR/tls/ca.pem" > "$RUN_DIR/tls/keystore.pem"
+}
+
 write_config() {
   cat > "$RUN_DIR/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:${CPORT}
-listeners=PLAINTEXT://127.0.0.1:${PORT},CONTROLLER://127.0.0.1:${CPORT},SASL_PLAINTEXT://127.0.0.1:${SASL_PORT}
-advertised.listeners=PLAINTEXT://127.0.0.1:${PORT},SASL_PLAINTEXT://127.0.0.1:${SASL_PORT}
+listeners=PLAINTEXT://127.0.0.1:${PORT},CONTROLLER://127.0.0.1:${CPORT},SASL_PLAINTEXT://127.0.0.1:${SASL_PORT},SSL://127.0.0.1:${TLS_PORT}
+advertised.listeners=PLAINTEXT://127.0.0.1:${PORT},SASL_PLAINTEXT://127.0.0.1:${SASL_PORT},SSL://127.0.0.1:${TLS_PORT}
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL
 # A second listener that needs SASL/PLAIN, for the tests of clients' SASL settings.
 sasl.enabled.mechanisms=PLAIN
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_tributary="tributary-secret";
+# And one with TLS (server certificate only), for the tests of clients' TLS settings.
+listener.name.ssl.ssl.keystore.type=PEM
+listener.name.ssl.ssl.keystore.location=${RUN_DIR}/tls/keystore.pem
 log.dirs=${RUN_DIR}/data
 num.partitions=1
 default.replication.factor=1
@@ -180,8 +194,8 @@ start() {
     log "serving on 127.0.0.1:$PORT (pid $pid)"
     return 0
   fi
-  if port_open "$PORT" || port_open "$CPORT" || port_open "$SASL_PORT"; then
-    log "port $PORT, $CPORT or $SASL_PORT is taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT / KAFKA_SASL_PORT"
+  if port_open "$PORT" || port_open "$CPORT" || port_open "$SASL_PORT" || port_open "$TLS_PORT"; then
+    log "port $PORT, $CPORT, $SASL_PORT or $TLS_PORT is taken by another process; set KAFKA_PORT / KAFKA_CONTROLLER_PORT / KAFKA_SASL_PORT / KAFKA_TLS_PORT"
     exit 1
   fi
   [ -f "$FETCHED_MARK" ] || fetch
@@ -190,6 +204,7 @@ start() {
   local started=$SECONDS
   rm -rf "$RUN_DIR"
   mkdir -p "$RUN_DIR/data"
+  write_certificate
   write_config
   if ! "$JAVA" -Xmx256m "-Dlog4j2.configurationFile=$RUN_DIR/log4j2.properties" -cp "$LIBS/*" \
       kafka.tools.StorageTool format -t "$CLUSTER_ID" -c "$RUN_DIR/server.properties" \

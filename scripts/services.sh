@@ -7,7 +7,8 @@
 #   bash scripts/services.sh status  # exit 0 when both are up
 #   bash scripts/services.sh env     # export lines, e.g. eval "$(bash scripts/services.sh env)"
 #
-# .services/env holds KAFKA_BROKERS, KAFKA_SASL_BROKERS (the same broker's SASL/PLAIN listener) and
+# .services/env holds KAFKA_BROKERS, KAFKA_SASL_BROKERS and KAFKA_TLS_BROKERS (the same broker's
+# SASL/PLAIN and TLS listeners), KAFKA_TLS_CA (the certificate to trust for the latter) and
 # DATABASE_URL as KEY=value lines (dotenv and bash friendly).
 # Ports and names: see the Env lines of scripts/kafka.sh and scripts/postgres.sh.
 set -euo pipefail
@@ -19,6 +20,8 @@ ENV_FILE="$ROOT/.services/env"
 env_lines() {
   echo "KAFKA_BROKERS=127.0.0.1:${KAFKA_PORT:-19092}"
   echo "KAFKA_SASL_BROKERS=127.0.0.1:${KAFKA_SASL_PORT:-19094}"
+  echo "KAFKA_TLS_BROKERS=127.0.0.1:${KAFKA_TLS_PORT:-19095}"
+  echo "KAFKA_TLS_CA=$ROOT/.services/kafka/tls/ca.pem"
   echo "DATABASE_URL=$(bash "$SCRIPTS/postgres.sh" url)"
 }
 

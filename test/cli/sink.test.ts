@@ -18,7 +18,7 @@ import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, compareIds, readAllRows } from "../support/crash.js"
 import { createTopic, groupLag, kafka, killAllSinks, readTopic, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
-import { kafkaBrokers, kafkaSaslBrokers } from "../support/services.js"
+import { kafkaBrokers, kafkaSaslBrokers, kafkaTls } from "../support/services.js"
 
 const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
   ? Number(process.env["TRIBUTARY_SINK_SEED"])
@@ -142,6 +142,31 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     expect(code, refused.output()).toBe(1)
     expect(refused.output()).toMatch(/SASL|authentication/i)
     expect(refused.output()).not.toContain("not-the-password")
+  }, 120_000)
+
+  it("connects with TLS trusting the given authority (--tls-ca); without it the broker's self-signed certificate is refused", async () => {
+    const id = randomUUID()
+    const topic = `sink-tls-${id}`
+    const group = `sink-tls-${id}`
+    await createTopic(topic, 1)
+    const datasetId = await newDataset(`tls ${id}`)
+    const ids = Array.from({ length: 200 }, (_, i) => `t${i}`)
+    await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
+    const tls = kafkaTls()
+    const tlsArgs = (extra: ReadonlyArray<string>) => {
+      const args = sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`, ...extra] })
+      args[args.indexOf("--brokers") + 1] = tls.brokers.join(",")
+      return args
+    }
+    const member = startSink(tlsArgs(["--tls-ca", tls.ca]))
+    await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount(datasetId)) === 200, 60_000, member.output)
+    member.child.kill("SIGTERM")
+    expect((await member.exited).code, member.output()).toBe(0)
+
+    const untrusted = startSink(tlsArgs(["--tls"]))
+    const { code } = await untrusted.exited
+    expect(code, untrusted.output()).toBe(1)
+    expect(untrusted.output()).toContain("self-signed certificate")
   }, 120_000)
 
   it("three members on 6 partitions under live produce, killed and restarted at random: every valid message once, every bad one dead-lettered, lag 0", async () => {

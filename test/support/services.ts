@@ -20,5 +20,11 @@ export const kafkaBrokers = (): string[] =>
 export const kafkaSaslBrokers = (): string[] =>
   (process.env["KAFKA_SASL_BROKERS"] ?? "127.0.0.1:19094").split(",").map((broker) => broker.trim()).filter(Boolean)
 
+/** The same broker's TLS listener from `KAFKA_TLS_BROKERS`, and the certificate to trust for it. */
+export const kafkaTls = () => ({
+  brokers: (process.env["KAFKA_TLS_BROKERS"] ?? "127.0.0.1:19095").split(",").map((broker) => broker.trim()).filter(Boolean),
+  ca: process.env["KAFKA_TLS_CA"] ?? new URL("../../.services/kafka/tls/ca.pem", import.meta.url).pathname
+})
+
 /** Postgres connection string from `DATABASE_URL`. */
 export const databaseUrl = (): string => process.env["DATABASE_URL"] ?? defaultDatabaseUrl

@@ -136,22 +136,30 @@ export const run = <E, R>(
 
     // Where each assigned partition's cuts and commits go.
     const writers = new Map<string, CheckpointWriter>()
-    const writerOf = (partition: string): CheckpointWriter => {
+    // Partitions given up and not assigned again: a commit or cut of one that was still on its
+    // way (the committer had taken it, or its last batch landed after the drain) is dropped; the
+    // new owner sends from the old commit under the same keys.
+    const given = new Set<string>()
+    const writerOf = (partition: string): CheckpointWriter | undefined => {
       const writer = writers.get(partition) ?? source.fallback
-      if (writer === undefined) throw new Error(`source ${source.name} sent partition ${partition} before assigning it`)
+      if (writer === undefined && !given.has(partition)) {
+        throw new Error(`source ${source.name} sent partition ${partition} before assigning it`)
+      }
       return writer
     }
 
     // Positions waiting to be written; the committer writes the latest of each partition.
     const toCommit = new Map<string, Position>()
-    const writeCommit = (position: Position) =>
-      Effect.zipRight(
-        writerOf(position.partition).commit(position),
+    const writeCommit = (position: Position): Effect.Effect<void, CheckpointError> => {
+      const writer = writerOf(position.partition)
+      return writer === undefined ? Effect.void : Effect.zipRight(
+        writer.commit(position),
         Effect.zipRight(
           Effect.sync(() => update((p) => ({ committed: { ...p.committed, [position.partition]: position } }))),
           emit({ _tag: "Committed", position })
         )
       )
+    }
     const flushCommits = Effect.suspend(() => {
       const positions = [...toCommit.values()]
       toCommit.clear()
@@ -171,6 +179,7 @@ export const run = <E, R>(
       const byWriter = new Map<CheckpointWriter, Array<BatchCut>>()
       for (const cut of cuts) {
         const writer = writerOf(cut.partition)
+        if (writer === undefined) continue
         const list = byWriter.get(writer)
         if (list === undefined) byWriter.set(writer, [cut])
         else list.push(cut)
@@ -189,6 +198,7 @@ export const run = <E, R>(
 
     const delivered = (done: DeliveredUnit) =>
       Effect.sync(() => {
+        if (given.has(done.partition)) return
         const position = tracker.delivered(done.partition, done.fromSeq, done.toSeq, done.lastPosition)
         if (position !== undefined) toCommit.set(done.partition, position)
       })
@@ -297,6 +307,7 @@ export const run = <E, R>(
     const assigned = (event: Extract<PartitionEvent, { _tag: "Assigned" }>) =>
       Effect.zipRight(Effect.sync(() => {
         for (const assignment of event.assignments) {
+          given.delete(assignment.partition)
           writers.set(assignment.partition, assignment.checkpoint)
           if (assignment.owned !== undefined) ownership.set(assignment.partition, assignment.owned)
           batcher.assign(assignment.cuts)
@@ -319,6 +330,7 @@ export const run = <E, R>(
           tracker.forget(partition)
           writers.delete(partition)
           ownership.delete(partition)
+          given.add(partition)
         }))
       )
 

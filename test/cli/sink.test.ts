@@ -51,9 +51,15 @@ const newDataset = async (name: string) => {
 const rowCount = async (datasetId: string): Promise<number> =>
   (await apiData(server.url, apiKey, "GET", `/v2/datasets/${datasetId}/data?pageSize=1`)).pagination.totalItems
 
-const sinkArgs = (options: { topic: string; group: string; datasetId: string; extra?: ReadonlyArray<string> }) => [
+const sinkArgs = (options: {
+  topic: string
+  group: string
+  datasetId: string
+  brokers?: ReadonlyArray<string>
+  extra?: ReadonlyArray<string>
+}) => [
   "--brokers",
-  kafkaBrokers().join(","),
+  (options.brokers ?? kafkaBrokers()).join(","),
   "--topic",
   options.topic,
   "--group",
@@ -117,27 +123,37 @@ describe("tributary sink (real broker, faulty reference server)", () => {
     expect({ duplicated, missing, unexpected }).toEqual({ duplicated: [], missing: [], unexpected: [] })
   }, 120_000)
 
-  it("connects with SASL/PLAIN (password from the environment, never printed); a wrong password stops it with a clear line", async () => {
+  /**
+   * A one-partition topic holding 200 messages and a dataset for them; `args` are a sink's
+   * arguments through `brokers` (a secured listener of the test broker) with `extra`.
+   */
+  const securedCase = async (kind: string, brokers: ReadonlyArray<string>) => {
     const id = randomUUID()
-    const topic = `sink-sasl-${id}`
-    const group = `sink-sasl-${id}`
+    const topic = `sink-${kind}-${id}`
+    const group = topic
     await createTopic(topic, 1)
-    const datasetId = await newDataset(`sasl ${id}`)
-    const ids = Array.from({ length: 200 }, (_, i) => `s${i}`)
-    await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
-    const saslArgs = (brokers: string) => {
-      const args = sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`, "--sasl-mechanism", "plain", "--sasl-username", "tributary"] })
-      args[args.indexOf("--brokers") + 1] = brokers
-      return args
+    const datasetId = await newDataset(`${kind} ${id}`)
+    await produce(topic, Array.from({ length: 200 }, (_, n) => ({ key: `${kind}${n}`, value: JSON.stringify({ id: `${kind}${n}`, n }) })))
+    const args = (extra: ReadonlyArray<string>) =>
+      sinkArgs({ topic, group, datasetId, brokers, extra: ["--dead-letter", `/tmp/${group}.ndjson`, ...extra] })
+    /** Waits until `member` stored all 200 and the group's lag is 0, then stops it with SIGTERM (exit 0). */
+    const deliversAll = async (member: SinkChild) => {
+      await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount(datasetId)) === 200, 60_000, member.output)
+      member.child.kill("SIGTERM")
+      expect((await member.exited).code, member.output()).toBe(0)
     }
+    return { args, deliversAll }
+  }
+
+  it("connects with SASL/PLAIN (password from the environment, never printed); a wrong password stops it with a clear line", async () => {
+    const { args, deliversAll } = await securedCase("sasl", kafkaSaslBrokers())
+    const saslArgs = args(["--sasl-mechanism", "plain", "--sasl-username", "tributary"])
     const secret = "tributary-secret"
-    const member = startSink(saslArgs(kafkaSaslBrokers().join(",")), { TRIBUTARY_KAFKA_SASL_PASSWORD: secret })
-    await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount(datasetId)) === 200, 60_000, member.output)
-    member.child.kill("SIGTERM")
-    expect((await member.exited).code, member.output()).toBe(0)
+    const member = startSink(saslArgs, { TRIBUTARY_KAFKA_SASL_PASSWORD: secret })
+    await deliversAll(member)
     expect(member.output()).not.toContain(secret)
 
-    const refused = startSink(saslArgs(kafkaSaslBrokers().join(",")), { TRIBUTARY_KAFKA_SASL_PASSWORD: "not-the-password" })
+    const refused = startSink(saslArgs, { TRIBUTARY_KAFKA_SASL_PASSWORD: "not-the-password" })
     const { code } = await refused.exited
     expect(code, refused.output()).toBe(1)
     expect(refused.output()).toMatch(/SASL|authentication/i)
@@ -145,25 +161,11 @@ describe("tributary sink (real broker, faulty reference server)", () => {
   }, 120_000)
 
   it("connects with TLS trusting the given authority (--tls-ca); without it the broker's self-signed certificate is refused", async () => {
-    const id = randomUUID()
-    const topic = `sink-tls-${id}`
-    const group = `sink-tls-${id}`
-    await createTopic(topic, 1)
-    const datasetId = await newDataset(`tls ${id}`)
-    const ids = Array.from({ length: 200 }, (_, i) => `t${i}`)
-    await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
     const tls = kafkaTls()
-    const tlsArgs = (extra: ReadonlyArray<string>) => {
-      const args = sinkArgs({ topic, group, datasetId, extra: ["--dead-letter", `/tmp/${group}.ndjson`, ...extra] })
-      args[args.indexOf("--brokers") + 1] = tls.brokers.join(",")
-      return args
-    }
-    const member = startSink(tlsArgs(["--tls-ca", tls.ca]))
-    await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount(datasetId)) === 200, 60_000, member.output)
-    member.child.kill("SIGTERM")
-    expect((await member.exited).code, member.output()).toBe(0)
+    const { args, deliversAll } = await securedCase("tls", tls.brokers)
+    await deliversAll(startSink(args(["--tls-ca", tls.ca])))
 
-    const untrusted = startSink(tlsArgs(["--tls"]))
+    const untrusted = startSink(args(["--tls"]))
     const { code } = await untrusted.exited
     expect(code, untrusted.output()).toBe(1)
     expect(untrusted.output()).toContain("self-signed certificate")

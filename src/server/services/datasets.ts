@@ -19,8 +19,7 @@ import {
   unverified
 } from "../store/Store.js"
 import { canSee } from "../visibility.js"
-import type { ListParams } from "./dataSources.js"
-import { visibleDataSource } from "./dataSources.js"
+import { type ListParams, visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
 export interface CreateDataset {

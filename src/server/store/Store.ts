@@ -424,7 +424,7 @@ export interface StoreService {
    * failed `execute` keeps nothing. Answers must be plain JSON values (a durable store keeps them as JSON).
    */
   readonly once: <A, E, R>(
-    scope: { readonly key: string; readonly scope: string; readonly fingerprint: string; readonly windowMillis: number },
+    request: { readonly key: string; readonly scope: string; readonly fingerprint: string; readonly windowMillis: number },
     execute: Effect.Effect<A, E, R>
   ) => Effect.Effect<{ readonly answer: A; readonly replayed: boolean }, E | IdempotencyKeyReused | StoreError, R>
 }

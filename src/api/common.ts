@@ -88,3 +88,12 @@ export const IngestRecord: Schema.Schema<{ readonly [key: string]: unknown }> = 
  * @since 0.1.0
  */
 export const MaxRecordsPerIngestion = 100
+
+/**
+ * The optional `Idempotency-Key` header (lower-case: that is how it is matched), v2's and, as an extension, v1's.
+ *
+ * @since 0.1.0
+ */
+export const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
+})

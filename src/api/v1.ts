@@ -10,7 +10,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IngestRecord, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidId } from "./common.js"
+import { IdempotencyHeaders, IngestRecord, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidId } from "./common.js"
 import {
   BadRequest,
   Forbidden,
@@ -229,13 +229,10 @@ const PageParams = Schema.Struct({
   )
 })
 
-const IdempotencyHeaders = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
-})
-
 const accountPath = Schema.Struct({ accountId: IntegerId })
 const dataSourcePath = Schema.Struct({ dataSourceId: IntegerId })
-const datasetPath = Schema.Struct({ datasetId: UuidId })
+/** The `{datasetId}` of v1 dataset paths. @since 0.1.0 */
+export const DatasetPath = Schema.Struct({ datasetId: UuidId })
 
 /** @since 0.1.0 */
 export class V1Auth extends HttpApiGroup.make("v1Auth")
@@ -288,19 +285,19 @@ export class V1Datasets extends HttpApiGroup.make("v1Datasets")
   )
   .add(
     HttpApiEndpoint.del("deleteDataset", "/v1/datasets/:datasetId")
-      .setPath(datasetPath)
+      .setPath(DatasetPath)
       .addSuccess(MessageResponse)
       .addError(Forbidden)
   )
   .add(
     HttpApiEndpoint.post("purgeDataset", "/v1/datasets/:datasetId/purge")
-      .setPath(datasetPath)
+      .setPath(DatasetPath)
       .addSuccess(MessageResponse)
       .addError(Forbidden)
   )
   .add(
     HttpApiEndpoint.post("ingest", "/v1/datasets/:datasetId/data")
-      .setPath(datasetPath)
+      .setPath(DatasetPath)
       .setPayload(IngestRequest)
       .setHeaders(IdempotencyHeaders)
       .addSuccess(IngestResponse)
@@ -309,7 +306,7 @@ export class V1Datasets extends HttpApiGroup.make("v1Datasets")
   )
   .add(
     HttpApiEndpoint.get("listIngestions", "/v1/datasets/:datasetId/ingestions")
-      .setPath(datasetPath)
+      .setPath(DatasetPath)
       .setUrlParams(PageParams)
       .addSuccess(IngestionsResponse)
   )

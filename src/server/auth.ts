@@ -4,37 +4,44 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option, Redacted } from "effect"
+import type { Unauthorized } from "../api/errors.js"
 import { ApiKeyAuth, type Principal, type Role } from "../api/security.js"
 import { Forbidden, toWireError } from "./errors.js"
 import { failWith } from "./request.js"
 import { Store } from "./store/Store.js"
 
 /**
- * Resolves `x-api-key` to its principal; a missing or unknown key is 401.
+ * The principal of an `x-api-key` value; a missing (empty) or unknown key is 401. A store
+ * that cannot answer is a 503 all the same: the key check may only fail with 401, so that
+ * wire error travels as a defect, which the error envelopes send as it is.
+ *
+ * @since 0.1.0
+ */
+export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthorized, Store> => {
+  if (apiKey === "") {
+    return failWith("Unauthorized", { code: "unauthorized", message: "the x-api-key header is missing" })
+  }
+  return Effect.flatMap(Store, (store) => store.principalByKey(apiKey)).pipe(
+    Effect.catchTag("StoreError", (error) => Effect.flatMap(Effect.flip(toWireError(error)), Effect.die)),
+    Effect.flatMap(Option.match({
+      onNone: () => failWith("Unauthorized", { code: "unauthorized", message: "the API key is not valid" }),
+      onSome: Effect.succeed
+    }))
+  )
+}
+
+/**
+ * Resolves `x-api-key` to its principal ({@link authenticate}).
  *
  * @since 0.1.0
  * @category layers
  */
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
-  Effect.map(Store, (store) =>
+  Effect.map(Effect.context<Store>(), (context) =>
     ApiKeyAuth.of({
-      apiKey: (key) => {
-        // A missing header arrives as an empty value, not as a failure.
-        const apiKey = Redacted.value(key)
-        if (apiKey === "") {
-          return failWith("Unauthorized", { code: "unauthorized", message: "the x-api-key header is missing" })
-        }
-        return store.principalByKey(apiKey).pipe(
-          // The middleware may only fail with 401; a store that cannot answer is a 503 all the
-          // same: the wire error travels as a defect that the error-envelope middleware sends.
-          Effect.catchTag("StoreError", (error) => Effect.flatMap(Effect.flip(toWireError(error)), Effect.die)),
-          Effect.flatMap(Option.match({
-            onNone: () => failWith("Unauthorized", { code: "unauthorized", message: "the API key is not valid" }),
-            onSome: Effect.succeed
-          }))
-        )
-      }
+      // A missing header arrives as an empty value, not as a failure.
+      apiKey: (key) => Effect.provide(authenticate(Redacted.value(key)), context)
     }))
 )
 

@@ -25,19 +25,40 @@ const markReplayed = HttpApp.appendPreResponseHandler((_request, response) =>
 
 /**
  * Runs `execute` at most once per idempotency key (within the window) for this user and
- * route; without a key it simply runs.
+ * route (`method` and `path`, without the query); tells whether the answer is a replay.
+ *
+ * @since 0.1.0
+ */
+export const once = <A, E, R>(
+  request: { readonly userId: number; readonly method: string; readonly path: string; readonly key: string },
+  body: unknown,
+  execute: Effect.Effect<A, E, R>
+) =>
+  Effect.flatMap(Store, (store) =>
+    store.once(
+      {
+        key: request.key,
+        scope: `${request.userId} ${request.method} ${request.path} ${request.key}`,
+        fingerprint: fingerprintOf(body),
+        windowMillis: idempotencyWindowMillis
+      },
+      execute
+    ))
+
+/**
+ * {@link once} for an API handler: the user and route come from the request being served,
+ * and a replay is marked with the `idempotent-replayed` header. Without a key it simply runs.
  *
  * @since 0.1.0
  */
 export const idempotent = <A, E, R>(key: string | undefined, body: unknown, execute: Effect.Effect<A, E, R>) => {
   if (key === undefined) return execute
   return Effect.gen(function*() {
-    const store = yield* Store
     const principal = yield* CurrentPrincipal
     const request = yield* HttpServerRequest.HttpServerRequest
-    const scope = `${principal.userId} ${request.method} ${request.url.split("?")[0]} ${key}`
-    const { answer, replayed } = yield* store.once(
-      { key, scope, fingerprint: fingerprintOf(body), windowMillis: idempotencyWindowMillis },
+    const { answer, replayed } = yield* once(
+      { userId: principal.userId, method: request.method, path: request.url.split("?")[0]!, key },
+      body,
       execute
     )
     if (replayed) yield* markReplayed

@@ -124,6 +124,17 @@ export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSourc
         present
       )))
 
+/**
+ * The answer to an accepted v1 ingest (also served by the ingest route in front of the API).
+ *
+ * @since 0.1.0
+ */
+export const v1IngestAnswer = (ingestion: Ingestion) =>
+  respond("success", {
+    ingestionId: ingestion.id,
+    message: `Data ingestion request accepted: ${ingestion.counts.received} records`
+  })
+
 /** v1 ingestion lists: pages from 1, 100 ingestions by default. */
 const v1IngestionPages = { defaultSize: 100, max: Number.MAX_SAFE_INTEGER, first: 1 }
 
@@ -162,14 +173,7 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
         idempotent(
           headers["idempotency-key"],
           payload,
-          ingest(principal, path.datasetId, payload.records).pipe(
-            Effect.flatMap((ingestion) =>
-              respond("success", {
-                ingestionId: ingestion.id,
-                message: `Data ingestion request accepted: ${ingestion.counts.received} records`
-              })
-            )
-          )
+          Effect.flatMap(ingest(principal, path.datasetId, payload.records), v1IngestAnswer)
         )).pipe(present))
     .handle("listIngestions", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(

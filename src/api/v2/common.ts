@@ -4,7 +4,9 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { IntegerId, RequestId, UuidId } from "../common.js"
+import { IdempotencyHeaders, IntegerId, RequestId, UuidId } from "../common.js"
+
+export { IdempotencyHeaders }
 
 /**
  * A v2 success answer: the payload nested under `data`.
@@ -56,15 +58,6 @@ export const PageParams = Schema.Struct({
 export const DefaultPageSize = 25
 /** @since 0.1.0 */
 export const MaxPageSize = 100
-
-/**
- * The optional `Idempotency-Key` header (lower-case: that is how it is matched).
- *
- * @since 0.1.0
- */
-export const IdempotencyHeaders = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
-})
 
 /**
  * Sorting query of v2 lists.

@@ -37,6 +37,20 @@ const ingestionItem = (i: Ingestion) => ({
   duration: i.duration
 })
 
+/**
+ * The answer to an accepted v2 ingest (also served by the ingest route in front of the API).
+ *
+ * @since 0.1.0
+ */
+export const v2IngestAnswer = (ingestion: Ingestion) =>
+  respond("success", {
+    data: {
+      ingestionId: ingestion.id,
+      status: ingestion.status,
+      message: `Data ingestion request accepted: ${ingestion.counts.received} records`
+    }
+  })
+
 /** Terminal ingestions carry a summary; pending ones do not yet. */
 const ingestionDetail = (i: Ingestion) => ({
   ...ingestionItem(i),
@@ -171,17 +185,7 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
         idempotent(
           headers["idempotency-key"],
           payload,
-          ingest(principal, path.id, payload.records).pipe(
-            Effect.flatMap((ingestion) =>
-              respond("success", {
-                data: {
-                  ingestionId: ingestion.id,
-                  status: ingestion.status,
-                  message: `Data ingestion request accepted: ${ingestion.counts.received} records`
-                }
-              })
-            )
-          )
+          Effect.flatMap(ingest(principal, path.id, payload.records), v2IngestAnswer)
         )).pipe(present))
     .handle("listIngestions", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(

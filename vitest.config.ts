@@ -7,6 +7,7 @@ const serverSuites = [
   "test/server/v2-dataset-settings.test.ts",
   "test/server/v2-properties.test.ts",
   "test/server/faults.test.ts",
+  "test/server/ingest-route.test.ts",
   "test/client/pagination.test.ts",
   "test/pipeline/pipeline.test.ts"
 ]

@@ -60,8 +60,48 @@ export const RecordProblemCode = {
   MissingPrimaryKey: "missing_primary_key",
   UnsupportedValue: "unsupported_value",
   UnknownColumn: "unknown_column",
-  TooManyColumns: "too_many_columns"
+  TooManyColumns: "too_many_columns",
+  NestingTooDeep: "nesting_too_deep"
 } as const
+
+/**
+ * How deep JSON may nest: request bodies, and each record of an ingest body on its own (its
+ * nested values counted from the record). Deeper values are refused before anything walks
+ * them: formatting or copying one of thousands of levels overflowed the stack.
+ *
+ * @since 0.1.0
+ * @category checking
+ */
+export const MaxJsonDepth = 64
+
+/**
+ * Stands in for a record that nested deeper than {@link MaxJsonDepth}: the server cuts such a
+ * record out of the body before parsing it, and {@link checkRecord} rejects the stand-in with
+ * `nesting_too_deep`.
+ *
+ * @since 0.1.0
+ * @category checking
+ */
+export class TooDeepRecord {
+  constructor(
+    /** Where the record started in the body, in bytes. */
+    readonly offset: number
+  ) {}
+}
+
+/** The nesting depth of `value` (a scalar is 0), counted without recursion and up to `limit + 1`. */
+const depthOf = (value: unknown, limit: number): number => {
+  let deepest = 0
+  const stack: Array<readonly [unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (typeof current !== "object" || current === null) continue
+    if (depth + 1 > deepest) deepest = depth + 1
+    if (deepest > limit) return deepest
+    for (const key in current) stack.push([(current as Record<string, unknown>)[key], depth + 1])
+  }
+  return deepest
+}
 
 /**
  * @since 0.1.0
@@ -258,10 +298,11 @@ const truncate = (text: string): string =>
 
 const json = (value: unknown): string => {
   try {
-    return JSON.stringify(value) ?? String(value)
+    return JSON.stringify(value) ?? typeof value
   } catch {
-    // Cyclic or BigInt-holding values cannot come from JSON, but a caller may build them.
-    return String(value)
+    // Cyclic or BigInt-holding values cannot come from JSON, but a caller may build them; and
+    // `String` of a deeply nested array recurses as deep as it nests.
+    return "(not shown)"
   }
 }
 
@@ -303,6 +344,8 @@ const noColumns: ReadonlyArray<Column> = []
  * record are reported after all present keys, in primary-key order.
  *
  * - `not_an_object`: the record is not a plain object (field `null`).
+ * - `nesting_too_deep`: a value nested deeper than {@link MaxJsonDepth} levels (field: its key),
+ *   or a {@link TooDeepRecord} (field `null`).
  * - `unsupported_value`: a boolean, nested object, array with a non-string element, non-finite
  *   number or `undefined`.
  * - `invalid_type`: a supported value of the wrong type (`expected number, got string "12"`).
@@ -318,6 +361,13 @@ const noColumns: ReadonlyArray<Column> = []
  * @category checking
  */
 export const checkRecord = (record: unknown, options: CheckRecordOptions): RecordCheck => {
+  if (record instanceof TooDeepRecord) {
+    return invalid(
+      RecordProblemCode.NestingTooDeep,
+      null,
+      `the record (at byte ${record.offset} of the body) nests deeper than ${MaxJsonDepth} levels`
+    )
+  }
   if (!isPlainObject(record)) {
     return invalid(RecordProblemCode.NotAnObject, null, `expected a record object, got ${describe(record)}`)
   }
@@ -336,7 +386,13 @@ export const checkRecord = (record: unknown, options: CheckRecordOptions): Recor
       return invalid(RecordProblemCode.UnknownColumn, key, `column "${key}" is not in the dataset schema`)
     }
     const kind = kindOf(value)
-    if (kind === undefined) return unsupported(key, value)
+    if (kind === undefined) {
+      // Checked before the value is described: describing walks it.
+      if (typeof value === "object" && value !== null && depthOf(value, MaxJsonDepth - 1) >= MaxJsonDepth) {
+        return invalid(RecordProblemCode.NestingTooDeep, key, `the value of "${key}" nests deeper than ${MaxJsonDepth} levels`)
+      }
+      return unsupported(key, value)
+    }
     if (columnType === undefined) {
       const dataType = inferColumnType(value)
       if (dataType === undefined) continue // null: nothing to learn the column's type from yet

@@ -60,14 +60,20 @@ export const Unauthorized = wireError("Unauthorized", 401, "The x-api-key header
 export const Forbidden = wireError("Forbidden", 403, "The key lacks permission for this operation")
 /** 404: the route, or the resource, does not exist or is not visible to the key. @since 0.1.0 */
 export const NotFound = wireError("NotFound", 404, "Not found, or not visible to this key")
+/** 408: the request was not received in time (a body that stopped half way). @since 0.1.0 */
+export const RequestTimeout = wireError("RequestTimeout", 408, "The request was not received in time; the connection is closed")
 /** 409: a concurrent request with the same idempotency key is still running. @since 0.1.0 */
 export const Conflict = wireError("Conflict", 409, "Conflict with the current state")
 /** 413: the request body is over the server's limit. @since 0.1.0 */
 export const PayloadTooLarge = wireError("PayloadTooLarge", 413, "The request body is over the size limit")
+/** 415: a request body that is not `application/json`. @since 0.1.0 */
+export const UnsupportedMediaType = wireError("UnsupportedMediaType", 415, "The request body is not application/json")
 /** 422: an idempotency key was reused with a different request. @since 0.1.0 */
 export const Unprocessable = wireError("Unprocessable", 422, "Idempotency key reused with a different request")
 /** 429: too many requests; the `Retry-After` header says when to try again. @since 0.1.0 */
 export const TooManyRequests = wireError("TooManyRequests", 429, "Rate limited; retry after the Retry-After seconds")
+/** 431: the request's headers are over the server's limit. @since 0.1.0 */
+export const HeadersTooLarge = wireError("HeadersTooLarge", 431, "The request headers are over the size limit")
 /** 500: the server failed. @since 0.1.0 */
 export const InternalServerError = wireError("InternalServerError", 500, "The server failed; safe to retry")
 /** 503: the server is unavailable for a moment. @since 0.1.0 */
@@ -82,13 +88,19 @@ export type Forbidden = typeof Forbidden.Type
 /** @since 0.1.0 */
 export type NotFound = typeof NotFound.Type
 /** @since 0.1.0 */
+export type RequestTimeout = typeof RequestTimeout.Type
+/** @since 0.1.0 */
 export type Conflict = typeof Conflict.Type
 /** @since 0.1.0 */
 export type PayloadTooLarge = typeof PayloadTooLarge.Type
 /** @since 0.1.0 */
+export type UnsupportedMediaType = typeof UnsupportedMediaType.Type
+/** @since 0.1.0 */
 export type Unprocessable = typeof Unprocessable.Type
 /** @since 0.1.0 */
 export type TooManyRequests = typeof TooManyRequests.Type
+/** @since 0.1.0 */
+export type HeadersTooLarge = typeof HeadersTooLarge.Type
 /** @since 0.1.0 */
 export type InternalServerError = typeof InternalServerError.Type
 /** @since 0.1.0 */
@@ -104,10 +116,13 @@ export type WireError =
   | Unauthorized
   | Forbidden
   | NotFound
+  | RequestTimeout
   | Conflict
   | PayloadTooLarge
+  | UnsupportedMediaType
   | Unprocessable
   | TooManyRequests
+  | HeadersTooLarge
   | InternalServerError
   | ServiceUnavailable
 
@@ -121,10 +136,13 @@ export const statusOf: { readonly [K in WireError["_tag"]]: number } = {
   Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
+  RequestTimeout: 408,
   Conflict: 409,
   PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
   Unprocessable: 422,
   TooManyRequests: 429,
+  HeadersTooLarge: 431,
   InternalServerError: 500,
   ServiceUnavailable: 503
 }
@@ -139,10 +157,13 @@ export const typeOf: { readonly [K in WireError["_tag"]]: string } = {
   Unauthorized: "authentication",
   Forbidden: "permission",
   NotFound: "not_found",
+  RequestTimeout: "request",
   Conflict: "conflict",
   PayloadTooLarge: "validation",
+  UnsupportedMediaType: "validation",
   Unprocessable: "idempotency",
   TooManyRequests: "rate_limit",
+  HeadersTooLarge: "request",
   InternalServerError: "server",
   ServiceUnavailable: "server"
 }

@@ -16,7 +16,10 @@ import {
   Forbidden,
   InternalServerError,
   NotFound,
+  HeadersTooLarge,
   PayloadTooLarge,
+  RequestTimeout,
+  UnsupportedMediaType,
   ServiceUnavailable,
   TooManyRequests,
   Unprocessable
@@ -332,8 +335,11 @@ export class V1Api extends HttpApi.make("v1")
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)
+  .addError(RequestTimeout)
   .addError(PayloadTooLarge)
+  .addError(UnsupportedMediaType)
   .addError(TooManyRequests)
+  .addError(HeadersTooLarge)
   .addError(InternalServerError)
   .addError(ServiceUnavailable)
 {}

@@ -10,7 +10,6 @@
  *
  * @since 0.1.0
  */
-import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
@@ -28,7 +27,8 @@ import { statusOf, type WireError } from "../api/errors.js"
 import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
 import { applySeed, type Seed } from "./seed.js"
-import { type FrontRoute, makeIngestRoute } from "./internal/ingestRoute.js"
+import { FrontServer } from "./internal/front.js"
+import { makeIngestRoute } from "./internal/ingestRoute.js"
 import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./internal/decodeError.js"
 import { CurrentRequestId, failWith, newRequestId } from "./request.js"
 import { type FaultSpec, makeInjector } from "./faults.js"
@@ -58,6 +58,8 @@ export interface ServerOptions {
   readonly store?: Layer.Layer<Store, StoreError> | undefined
   /** Ingestion workers of this process. */
   readonly workers?: WorkerOptions | undefined
+  /** Time to receive a whole request, headers and body (408 after it); 60 s unless given. */
+  readonly requestTimeoutMillis?: number | undefined
 }
 
 /** 10 MB, the documented default body limit. @since 0.1.0 */
@@ -199,26 +201,17 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
   )
 }
 
-/**
- * node's server with a route in front of the API: a `request` goes to `route` first, which
- * answers it or hands it on to the API's listener.
- */
-class FrontServer extends Server {
-  route: FrontRoute | undefined = undefined
-  override emit(event: string, ...args: Array<any>): boolean {
-    const route = this.route
-    if (event !== "request" || route === undefined) return super.emit(event, ...args)
-    const [request, response] = args as [IncomingMessage, ServerResponse]
-    route(request, response, () => super.emit("request", request, response))
-    return true
-  }
-}
-
 class Front extends Context.Tag("tributary/server/Front")<Front, FrontServer>() {}
 
-const nodeServer = (options: Pick<ServerOptions, "host" | "port">) =>
+/** 60 s to receive a whole request: a 10 MB body at 170 KB/s. @since 0.1.0 */
+export const defaultRequestTimeoutMillis = 60_000
+
+const nodeServer = (options: ServerOptions) =>
   Layer.unwrapEffect(Effect.sync(() => {
-    const server = new FrontServer()
+    const server = new FrontServer({
+      maxBodyBytes: options.faults?.maxBodyBytes ?? options.maxBodyBytes,
+      requestTimeoutMillis: options.requestTimeoutMillis ?? defaultRequestTimeoutMillis
+    })
     return Layer.merge(
       NodeHttpServer.layer(() => server, { host: options.host, port: options.port }),
       Layer.succeed(Front, server)
@@ -230,12 +223,12 @@ const nodeServer = (options: Pick<ServerOptions, "host" | "port">) =>
  * path, at a fraction of an HttpApi route's cost). Not while faults are injected: those apply
  * to every API request, so everything goes through the API then.
  */
-const ingestRoute = (options: Pick<ServerOptions, "maxBodyBytes" | "faults">) =>
+const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
   options.faults !== undefined ? Layer.empty : Layer.effectDiscard(
     Effect.gen(function*() {
       const front = yield* Front
       const runtime = yield* Effect.runtime<Store>()
-      front.route = makeIngestRoute(runtime, { maxBodyBytes: options.maxBodyBytes })
+      front.ingestRoute = makeIngestRoute(runtime)
     })
   )
 

@@ -7,7 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { MaxRecordsPerIngestion, Timestamp, UuidId } from "../common.js"
+import { IngestRecord, MaxRecordsPerIngestion, Timestamp, UuidId } from "../common.js"
 import { Forbidden, Unprocessable } from "../errors.js"
 import {
   DataResponse,
@@ -142,7 +142,7 @@ export const DatasetRows = Schema.Struct({
  * @since 0.1.0
  */
 export const IngestRequest = Schema.Struct({
-  records: Schema.Array(Schema.Unknown).pipe(
+  records: Schema.Array(IngestRecord).pipe(
     Schema.minItems(1, { message: () => "at least 1 record is required" }),
     Schema.maxItems(MaxRecordsPerIngestion, { message: () => `at most ${MaxRecordsPerIngestion} records per ingestion` })
   )

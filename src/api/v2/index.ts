@@ -9,7 +9,10 @@ import {
   BadRequest,
   InternalServerError,
   NotFound,
+  HeadersTooLarge,
   PayloadTooLarge,
+  RequestTimeout,
+  UnsupportedMediaType,
   ServiceUnavailable,
   TooManyRequests
 } from "../errors.js"
@@ -37,8 +40,11 @@ export class V2Api extends HttpApi.make("v2")
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)
+  .addError(RequestTimeout)
   .addError(PayloadTooLarge)
+  .addError(UnsupportedMediaType)
   .addError(TooManyRequests)
+  .addError(HeadersTooLarge)
   .addError(InternalServerError)
   .addError(ServiceUnavailable)
 {}

@@ -12,9 +12,10 @@
  * errors; the answers are the handlers' own. The order of checks is the API's (key, path,
  * body, headers), so every answer, error or not, is the one the API gives.
  *
- * Requests it does not take are handed to the API untouched (their body unread): other
- * routes, a query string, a body that is not JSON by its content type, a declared length over
- * the limit, and everything while faults are injected.
+ * The body comes checked by the front (`front.ts`: size, media type, UTF-8, depth); a record
+ * nested too deep is cut out of the text before it is parsed and stands as a `TooDeepRecord`,
+ * which the ingestion rejects alone. A query string is left to the API; so is everything
+ * while faults are injected (the route is not set then).
  *
  * @since 0.1.0
  */
@@ -22,6 +23,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Cause, Effect, Either, Exit, FiberRef, Option, ParseResult, Runtime, Schema } from "effect"
 import { statusOf, type WireError, wireErrorOf } from "../../api/errors.js"
 import { CurrentPrincipal, type Principal } from "../../api/security.js"
+import { TooDeepRecord } from "../../records.js"
 import { authenticate } from "../auth.js"
 import { IdempotencyHeaders } from "../../api/common.js"
 import * as V1 from "../../api/v1.js"
@@ -34,15 +36,9 @@ import { ingest } from "../services/ingestions.js"
 import type { Ingestion, Store } from "../store/Store.js"
 import { v1IngestAnswer } from "../v1.js"
 import { v2IngestAnswer } from "../v2/datasets.js"
-import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./decodeError.js"
-
-/**
- * A route in front of the API: answers the request itself, or calls `next` to hand it on
- * (before reading any of its body).
- *
- * @since 0.1.0
- */
-export type FrontRoute = (request: IncomingMessage, response: ServerResponse, next: () => void) => void
+import { badRequestFromDecode, invalidJson } from "./decodeError.js"
+import { type IngestRoute, sendJson, sendWireError } from "./front.js"
+import type { DeepRecord } from "./jsonDepth.js"
 
 interface Version {
   readonly decodePath: (segment: string) => Either.Either<{ readonly id: string }, ParseResult.ParseError>
@@ -76,40 +72,37 @@ const ingestPath = /^\/(v[12])\/datasets\/([^/?]+)\/data$/
 const decodeFailure = (error: ParseResult.ParseError, url: string) =>
   badRequestFromDecode(ParseResult.ArrayFormatter.formatErrorSync(error), url)
 
-/** JSON bodies by the API's rule: no content type, or one that names application/json. */
-const isJson = (contentType: string | undefined) =>
-  contentType === undefined || contentType.toLowerCase().includes("application/json")
-
 const isWireError = (u: unknown): u is WireError =>
   typeof u === "object" && u !== null && typeof (u as { _tag?: unknown })._tag === "string" &&
   (u as { _tag: string })._tag in statusOf && (u as { status?: unknown }).status === "error"
 
-const send = (response: ServerResponse, status: number, body: object, headers?: Record<string, string>) => {
-  if (response.headersSent || response.destroyed) return
-  const text = JSON.stringify(body)
-  response.writeHead(status, {
-    ...headers,
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text)
-  })
-  response.end(text)
+/**
+ * The body's text with each record nested too deep cut out (a `0` in its place), and a parse
+ * that puts a `TooDeepRecord` where each was.
+ */
+const parseBody = (body: Buffer, deepRecords: ReadonlyArray<DeepRecord>): unknown => {
+  if (deepRecords.length === 0) return body.length === 0 ? null : JSON.parse(body.toString("utf8"))
+  const pieces: Array<Buffer> = []
+  let from = 0
+  for (const deep of deepRecords) {
+    pieces.push(body.subarray(from, deep.start), zero)
+    from = deep.end
+  }
+  pieces.push(body.subarray(from))
+  const parsed = JSON.parse(Buffer.concat(pieces).toString("utf8")) as { records?: unknown }
+  const records = parsed?.records
+  if (Array.isArray(records)) for (const deep of deepRecords) records[deep.index] = new TooDeepRecord(deep.start)
+  return parsed
 }
 
-const sendWireError = (response: ServerResponse, error: WireError) => {
-  const { _tag, ...body } = error
-  // The rest of a body over the limit is not read: the connection closes after the answer.
-  send(response, statusOf[_tag], body, _tag === "PayloadTooLarge" ? { connection: "close" } : undefined)
-}
+const zero = Buffer.from("0")
 
 /**
  * The ingest route over the services of `runtime`; `maxBodyBytes` as for the API.
  *
  * @since 0.1.0
  */
-export const makeIngestRoute = (
-  runtime: Runtime.Runtime<Store>,
-  options: { readonly maxBodyBytes: number }
-): FrontRoute => {
+export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute => {
   const run = Runtime.runCallback(runtime)
 
   /** Runs `effect` as the request `id` and answers with its outcome. */
@@ -121,7 +114,12 @@ export const makeIngestRoute = (
     run(Effect.zipRight(FiberRef.set(CurrentRequestId, id), effect), {
       onExit: (exit) => {
         if (Exit.isSuccess(exit)) {
-          send(response, 200, exit.value.body, exit.value.replayed ? { "idempotent-replayed": "true" } : undefined)
+          sendJson(
+            response,
+            200,
+            JSON.stringify(exit.value.body),
+            exit.value.replayed ? { "idempotent-replayed": "true" } : undefined
+          )
           return
         }
         const failure = Cause.failureOption(exit.cause)
@@ -145,11 +143,12 @@ export const makeIngestRoute = (
     principal: Principal,
     datasetId: string,
     request: IncomingMessage,
-    text: string
+    body: Buffer,
+    deepRecords: ReadonlyArray<DeepRecord>
   ): Effect.Effect<{ readonly body: object; readonly replayed: boolean }, unknown, Store> => {
     let json: unknown
     try {
-      json = text === "" ? null : JSON.parse(text)
+      json = parseBody(body, deepRecords)
     } catch (error) {
       return invalidJson(error instanceof Error ? error.message : String(error))
     }
@@ -168,63 +167,28 @@ export const makeIngestRoute = (
     return present(accepted)
   }
 
-  return (request, response, next) => {
-    const url = request.url ?? ""
-    const match = request.method === "POST" ? ingestPath.exec(url) : null
-    if (
-      match === null || !isJson(request.headers["content-type"]) ||
-      Number(request.headers["content-length"] ?? 0) > options.maxBodyBytes
-    ) {
-      return next()
+  return {
+    takes: (request) => request.method === "POST" && ingestPath.test(request.url ?? ""),
+    serve: (request, response, body, deepRecords) => {
+      const url = request.url ?? ""
+      const match = ingestPath.exec(url)!
+      const version = versions[match[1] as "v1" | "v2"]
+      const id = newRequestId()
+      response.setHeader("x-request-id", id)
+      const apiKey = request.headers["x-api-key"]
+      answerWith(
+        response,
+        id,
+        Effect.flatMap(authenticate(typeof apiKey === "string" ? apiKey : ""), (principal) => {
+          const path = version.decodePath(match[2]!)
+          if (Either.isLeft(path)) return decodeFailure(path.left, url)
+          return Effect.provideService(
+            accept(version, url, principal, path.right.id, request, body, deepRecords),
+            CurrentPrincipal,
+            principal
+          )
+        })
+      )
     }
-    const version = versions[match[1] as "v1" | "v2"]
-    const id = newRequestId()
-    response.setHeader("x-request-id", id)
-    const apiKey = request.headers["x-api-key"]
-    const principal = authenticate(typeof apiKey === "string" ? apiKey : "")
-    answerWith(
-      response,
-      id,
-      Effect.flatMap(principal, (principal) => {
-        const path = version.decodePath(match[2]!)
-        if (Either.isLeft(path)) return decodeFailure(path.left, url)
-        return Effect.flatMap(readBody(request, options.maxBodyBytes), (text) =>
-          Effect.provideService(accept(version, url, principal, path.right.id, request, text), CurrentPrincipal, principal))
-      })
-    )
   }
 }
-
-/** The body as text; 413 when it grows past `maxBytes` (a chunked body declares no length). */
-const readBody = (request: IncomingMessage, maxBytes: number) =>
-  Effect.async<string, WireError>((resume) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= maxBytes) return void chunks.push(chunk)
-      cleanup()
-      // Nothing more is read: the answer closes the connection.
-      request.pause()
-      resume(bodyTooLarge)
-    }
-    const onEnd = () => {
-      cleanup()
-      resume(Effect.succeed(Buffer.concat(chunks, size).toString("utf8")))
-    }
-    const onError = () => {
-      cleanup()
-      resume(Effect.interrupt)
-    }
-    const cleanup = () => {
-      request.off("data", onData)
-      request.off("end", onEnd)
-      request.off("error", onError)
-      request.off("aborted", onError)
-    }
-    request.on("data", onData)
-    request.on("end", onEnd)
-    request.on("error", onError)
-    request.on("aborted", onError)
-    return Effect.sync(cleanup)
-  })

@@ -117,7 +117,8 @@ export const decideIngestion = (dataset: Dataset, records: ReadonlyArray<unknown
   for (const record of records) {
     const check = checkRecord(record, { schema, primaryKey, addUnknownColumns: true })
     if (check._tag === "Invalid") {
-      problems.push({ ...check.problem, record })
+      // A record nested too deep is not kept: showing or storing it walks every level.
+      problems.push({ ...check.problem, record: check.problem.code === "nesting_too_deep" ? null : record })
       continue
     }
     if (check.newColumns.length > 0) {

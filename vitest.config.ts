@@ -8,6 +8,7 @@ const serverSuites = [
   "test/server/v2-properties.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",
+  "test/server/hostile.test.ts",
   "test/client/pagination.test.ts",
   "test/pipeline/pipeline.test.ts"
 ]

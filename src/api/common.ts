@@ -28,10 +28,38 @@ export const Timestamp = Schema.String.annotations({
  *
  * @since 0.1.0
  */
-export const IntegerId = Schema.NumberFromString.pipe(
-  Schema.int({ message: () => "must be an integer" }),
-  Schema.positive({ message: () => "must be a positive integer" })
+export const IntegerId = Schema.compose(
+  Schema.String.pipe(
+    // One spelling per id: `01`, `0x1`, `1e3`, ` 1` and `+1` all parsed as numbers before.
+    Schema.pattern(/^[1-9][0-9]{0,15}$/, { message: () => "must be a positive integer in decimal digits" })
+  ),
+  Schema.NumberFromString.pipe(
+    Schema.int({ message: () => "must be an integer" }),
+    Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: () => "is too large for an id" })
+  )
 ).annotations({ jsonSchema: { type: "integer", minimum: 1 } })
+
+/**
+ * Text a person names things with (titles, names, column ids): no control characters, which
+ * no name needs and which break logs, terminals and CSV exports (a NUL was stored as given).
+ *
+ * @since 0.1.0
+ */
+export const PlainText = Schema.String.pipe(
+  Schema.filter((s) => !/[\u0000-\u001f\u007f]/.test(s), {
+    message: () => "must not contain control characters (U+0000 to U+001F, U+007F)"
+  })
+)
+
+/**
+ * A non-blank name.
+ *
+ * @since 0.1.0
+ */
+export const Name = PlainText.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
+  Schema.maxLength(255, { message: () => "must be at most 255 characters" })
+)
 
 /**
  * A UUID in a path (dataset and ingestion ids).

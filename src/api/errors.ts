@@ -169,7 +169,20 @@ export const typeOf: { readonly [K in WireError["_tag"]]: string } = {
 }
 
 /**
- * Builds a wire error with a single problem.
+ * The longest message and field an error carries: messages quote what the client sent (a
+ * time zone, a column name), and a 1 MB value came back whole in a 1 MB error.
+ *
+ * @since 0.1.0
+ */
+export const maxMessageLength = 500
+/** @since 0.1.0 */
+export const maxFieldLength = 200
+
+const cut = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 1)}…` : text
+
+/**
+ * Builds a wire error with a single problem; message and field are cut to
+ * {@link maxMessageLength} and {@link maxFieldLength} characters.
  *
  * @since 0.1.0
  */
@@ -182,5 +195,10 @@ export const wireErrorOf = <Tag extends WireError["_tag"]>(
     _tag: tag,
     requestId,
     status: "error",
-    errors: [{ code: problem.code, message: problem.message, field: problem.field ?? null, type: typeOf[tag] }]
+    errors: [{
+      code: problem.code,
+      message: cut(problem.message, maxMessageLength),
+      field: problem.field == null ? null : cut(problem.field, maxFieldLength),
+      type: typeOf[tag]
+    }]
   }) as unknown as Extract<WireError, { readonly _tag: Tag }>

@@ -10,7 +10,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IdempotencyHeaders, IngestRecord, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidId } from "./common.js"
+import { IdempotencyHeaders, IngestRecord, PlainText, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidId } from "./common.js"
 import {
   BadRequest,
   Forbidden,
@@ -79,7 +79,7 @@ export const TimezonesResponse = Schema.Struct({
 /** @since 0.1.0 */
 export const CreateDataSourceRequest = Schema.Struct({
   accountId: Schema.optional(Schema.Int),
-  title: Schema.String,
+  title: PlainText,
   timezone: Schema.optional(Schema.String)
 }).annotations({ identifier: "V1CreateDataSourceRequest" })
 
@@ -124,7 +124,7 @@ export const DatasetsResponse = Schema.Struct({
  * @since 0.1.0
  */
 export const CreateDatasetRequest = Schema.Struct({
-  title: Schema.optional(Schema.String),
+  title: Schema.optional(PlainText),
   dataSourceId: Schema.optional(Schema.Int),
   primaryKeys: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "V1CreateDatasetRequest" })

@@ -4,9 +4,9 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { IdempotencyHeaders, IntegerId, RequestId, UuidId } from "../common.js"
+import { IdempotencyHeaders, IntegerId, Name, RequestId, UuidId } from "../common.js"
 
-export { IdempotencyHeaders }
+export { IdempotencyHeaders, Name }
 
 /**
  * A v2 success answer: the payload nested under `data`.
@@ -143,12 +143,4 @@ export const DataSourceIdPath = Schema.Struct({ id: IntegerId })
  */
 export const DatasetIdPath = Schema.Struct({ id: UuidId })
 
-/**
- * A non-blank name.
- *
- * @since 0.1.0
- */
-export const Name = Schema.String.pipe(
-  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
-  Schema.maxLength(255, { message: () => "must be at most 255 characters" })
-)
+

@@ -7,7 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IngestRecord, MaxRecordsPerIngestion, Timestamp, UuidId } from "../common.js"
+import { IngestRecord, MaxRecordsPerIngestion, PlainText, Timestamp, UuidId } from "../common.js"
 import { Forbidden, Unprocessable } from "../errors.js"
 import {
   DataResponse,
@@ -27,7 +27,7 @@ export const ColumnType = Schema.Literal("string", "number", "datetime")
 
 /** @since 0.1.0 */
 export const ColumnDefinition = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1, { message: () => "column id must not be empty" })),
+  id: PlainText.pipe(Schema.minLength(1, { message: () => "column id must not be empty" })),
   dataType: ColumnType
 }).annotations({ identifier: "ColumnDefinition" })
 

@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { isTimezone } from "../../timezones.js"
 import { requireRole } from "../auth.js"
-import { InvalidField, NotFound } from "../errors.js"
+import { Forbidden, InvalidField, NotFound } from "../errors.js"
 import { type PageRequest, sliceOf } from "../paging.js"
 import { type DataSource, type DataSourcePatch, defaultPermissions, type ListSortField, type SortOrder, Store } from "../store/Store.js"
 import { canSee } from "../visibility.js"
@@ -115,7 +115,25 @@ export const listDataSources = (principal: Principal, params: ListParams) =>
   })
 
 /**
- * Deletes a data source with its datasets and rows; editors and admins only.
+ * Nobody destroys what they cannot see: deleting or purging a data source that holds a
+ * dataset hidden from the principal (private, or shared with others only) is `Forbidden`;
+ * its creator or an admin can.
+ */
+const requireEveryDatasetVisible = (principal: Principal, dataSource: DataSource, action: string) =>
+  Effect.gen(function*() {
+    if (principal.role === "admin") return
+    const store = yield* Store
+    const count = (viewer: Principal) =>
+      Effect.map(store.listDatasets({ viewer, dataSourceId: dataSource.id, offset: 0, limit: 0 }), (page) => page.totalItems)
+    // An admin of the organization sees every dataset.
+    if ((yield* count({ ...principal, role: "admin" })) > (yield* count(principal))) {
+      return yield* Effect.fail(new Forbidden({ role: principal.role, needed: "admin", action: `${action} holding datasets it cannot see` }))
+    }
+  })
+
+/**
+ * Deletes a data source with its datasets and rows; editors and admins only, and only when
+ * every dataset in it is visible to the principal.
  *
  * @since 0.1.0
  */
@@ -123,6 +141,7 @@ export const deleteDataSource = (principal: Principal, id: number) =>
   Effect.gen(function*() {
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "delete data sources")
+    yield* requireEveryDatasetVisible(principal, dataSource, "delete data sources")
     const store = yield* Store
     yield* store.deleteDataSource(dataSource.id)
     return dataSource
@@ -167,7 +186,8 @@ export const setDataSourceTimezone = (
   })
 
 /**
- * Removes every row of every dataset of a data source; editors and admins only.
+ * Removes every row of every dataset of a data source; editors and admins only, and only
+ * when every dataset in it is visible to the principal.
  *
  * @since 0.1.0
  */
@@ -175,6 +195,7 @@ export const purgeDataSource = (principal: Principal, id: number) =>
   Effect.gen(function*() {
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "purge data sources")
+    yield* requireEveryDatasetVisible(principal, dataSource, "purge data sources")
     const store = yield* Store
     const datasetCount = yield* store.purgeDataSource(dataSource.id)
     return { dataSource, datasetCount }

@@ -84,6 +84,17 @@ const ingestionLease = Options.text("ingestion-lease").pipe(
   )
 )
 
+const requestTimeout = Options.text("request-timeout").pipe(
+  Options.withDefault("60 seconds"),
+  Options.mapEffect((text) => {
+    const parsed = Duration.decodeUnknown(text)
+    return Option.isSome(parsed) && Duration.toMillis(parsed.value) >= 100
+      ? Effect.succeed(Duration.toMillis(parsed.value))
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Invalid --request-timeout "${text}": a duration of at least 100 millis, e.g. "60 seconds"`)))
+  }),
+  Options.withDescription("Time to receive a whole request, headers and body; a client slower than this is answered 408")
+)
+
 /** The URL without its password, to say where the data is. */
 const describeUrl = (url: Redacted.Redacted): string => {
   try {
@@ -135,7 +146,7 @@ const firstRequest = (url: string, key: string) =>
 /** @since 0.1.0 */
 export const serveCommand = Command.make(
   "serve",
-  { host, port, apiKey, seed, maxBodyBytes, faults, databaseUrl, databaseSchema, workers, ingestionLease },
+  { host, port, apiKey, seed, maxBodyBytes, faults, databaseUrl, databaseSchema, workers, ingestionLease, requestTimeout },
   (options) =>
     Effect.gen(function*() {
       const resolved = yield* resolveSeed(options.seed, options.apiKey)
@@ -151,6 +162,7 @@ export const serveCommand = Command.make(
         port: options.port,
         seed: resolved.seed,
         maxBodyBytes: options.maxBodyBytes,
+        requestTimeoutMillis: options.requestTimeout,
         faults: Option.getOrUndefined(options.faults),
         store: durable === undefined
           ? undefined

@@ -88,9 +88,9 @@ describe("hostile input", () => {
     }))
 
   it.scopedLive.each([
-    ["served", {}],
-    ["through the API (faults on)", { faults: {} }]
-  ] as const)("2, 3. a record nested too deep is rejected alone (%s); the ingestion and its detail stay readable", (_, options) =>
+    { via: "served", options: {} },
+    { via: "through the API (faults on)", options: { faults: {} } }
+  ])("2, 3. a record nested too deep is rejected alone ($via); the ingestion and its detail stay readable", ({ options }) =>
     Effect.gen(function*() {
       const url = yield* urlOf(serverLayer(options))
       const { datasetId } = yield* shop(url)

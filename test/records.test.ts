@@ -8,10 +8,12 @@ import {
   inferColumnType,
   inferSchema,
   isIsoDateTime,
+  MaxJsonDepth,
   primaryKeyOf,
   rowJsonBytes,
   type RecordCheck,
-  RecordProblemCode
+  RecordProblemCode,
+  TooDeepRecord
 } from "../src/records.js"
 
 const schema: ReadonlyArray<Column> = [
@@ -206,11 +208,31 @@ describe("checkRecord", () => {
       "invalid_datetime",
       "invalid_type",
       "missing_primary_key",
+      "nesting_too_deep",
       "not_an_object",
       "too_many_columns",
       "unknown_column",
       "unsupported_value"
     ])
+  })
+
+  it("rejects a value nested deeper than MaxJsonDepth without walking all of it, and a TooDeepRecord", () => {
+    const nested = (levels: number): unknown => {
+      let value: unknown = []
+      for (let i = 1; i < levels; i++) value = [value]
+      return value
+    }
+    const options = { schema: [], primaryKey: [], addUnknownColumns: true }
+    // The record is one level; its value may nest 63 more.
+    expect(checkRecord({ v: nested(MaxJsonDepth - 1) }, options)).toMatchObject({ _tag: "Invalid", problem: { code: "unsupported_value", field: "v" } })
+    expect(checkRecord({ v: nested(MaxJsonDepth) }, options)).toMatchObject({ _tag: "Invalid", problem: { code: "nesting_too_deep", field: "v" } })
+    // Deep enough that formatting it recursively overflowed the stack.
+    expect(checkRecord({ v: nested(200_000) }, options)).toMatchObject({ _tag: "Invalid", problem: { code: "nesting_too_deep", field: "v" } })
+    expect(checkRecord({ v: { a: nested(MaxJsonDepth - 1) } }, options)).toMatchObject({ problem: { code: "nesting_too_deep" } })
+    expect(checkRecord(new TooDeepRecord(42), options)).toEqual({
+      _tag: "Invalid",
+      problem: { code: "nesting_too_deep", field: null, message: "the record (at byte 42 of the body) nests deeper than 64 levels" }
+    })
   })
 
   it("checks against an edited schema rather than a stale cached one", () => {

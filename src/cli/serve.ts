@@ -71,28 +71,29 @@ const workers = Options.integer("workers").pipe(
       "this server accepts ingestions and the other servers on the database process them"
   )
 )
-const ingestionLease = Options.text("ingestion-lease").pipe(
-  Options.withDefault("30 seconds"),
-  Options.mapEffect((text) => {
-    const parsed = Duration.decodeUnknown(text)
-    return Option.isSome(parsed) && Duration.toMillis(parsed.value) >= 100
-      ? Effect.succeed(Duration.toMillis(parsed.value))
-      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Invalid --ingestion-lease "${text}": a duration of at least 100 millis, e.g. "30 seconds"`)))
-  }),
-  Options.withDescription(
-    "How long a worker holds an ingestion it took: if its server dies, another server finishes the ingestion after this"
+/** A duration option of at least 100 ms, in milliseconds. */
+const millisOption = (name: string, fallback: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withDefault(fallback),
+    Options.mapEffect((text) => {
+      const parsed = Duration.decodeUnknown(text)
+      return Option.isSome(parsed) && Duration.toMillis(parsed.value) >= 100
+        ? Effect.succeed(Duration.toMillis(parsed.value))
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Invalid --${name} "${text}": a duration of at least 100 millis, e.g. "${fallback}"`)))
+    }),
+    Options.withDescription(description)
   )
+
+const ingestionLease = millisOption(
+  "ingestion-lease",
+  "30 seconds",
+  "How long a worker holds an ingestion it took: if its server dies, another server finishes the ingestion after this"
 )
 
-const requestTimeout = Options.text("request-timeout").pipe(
-  Options.withDefault("60 seconds"),
-  Options.mapEffect((text) => {
-    const parsed = Duration.decodeUnknown(text)
-    return Option.isSome(parsed) && Duration.toMillis(parsed.value) >= 100
-      ? Effect.succeed(Duration.toMillis(parsed.value))
-      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Invalid --request-timeout "${text}": a duration of at least 100 millis, e.g. "60 seconds"`)))
-  }),
-  Options.withDescription("Time to receive a whole request, headers and body; a client slower than this is answered 408")
+const requestTimeout = millisOption(
+  "request-timeout",
+  "60 seconds",
+  "Time to receive a whole request, headers and body; a client slower than this is answered 408"
 )
 
 /** The URL without its password, to say where the data is. */

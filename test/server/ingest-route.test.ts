@@ -85,7 +85,7 @@ const cases: ReadonlyArray<readonly [string, (datasetId: string) => readonly [st
   ["key header too long", (id) => [`/v1/datasets/${id}/data`, post("acme-editor", records(1), { "idempotency-key": "k".repeat(256) })]],
   ["form body", (id) => [`/v1/datasets/${id}/data`, { ...post("acme-editor", "records=1"), headers: { "x-api-key": "acme-editor", "content-type": "application/x-www-form-urlencoded" } }]],
   ["query string", (id) => [`/v2/datasets/${id}/data?x=1`, post("acme-editor", records(1))]],
-  ["GET on the data path", (id) => [`/v2/datasets/${id}/data`, { headers: { "x-api-key": "acme-editor" } }]]
+  ["PUT on the data path", (id) => [`/v2/datasets/${id}/data`, { ...post("acme-editor", records(1)), method: "PUT" }]]
 ]
 
 /** A data source and a dataset keyed by `id`, made through v1 as a user would. */

@@ -74,20 +74,19 @@ export const RecordProblemCode = {
  */
 export const MaxJsonDepth = 64
 
+const tooDeepKey = "\u0000tributary:nesting_too_deep"
+
 /**
- * Stands in for a record that nested deeper than {@link MaxJsonDepth}: the server cuts such a
- * record out of the body before parsing it, and {@link checkRecord} rejects the stand-in with
- * `nesting_too_deep`.
+ * The JSON that stands in for a record nested deeper than {@link MaxJsonDepth}: the server
+ * cuts such a record out of an ingest body before it is parsed and puts this in its place (an
+ * object with one key no record has by accident, its value the record's byte offset in the
+ * body), and {@link checkRecord} rejects it with `nesting_too_deep`. Plain JSON, so that it
+ * survives any store the ingestion waits in.
  *
  * @since 0.1.0
  * @category checking
  */
-export class TooDeepRecord {
-  constructor(
-    /** Where the record started in the body, in bytes. */
-    readonly offset: number
-  ) {}
-}
+export const tooDeepRecordJson = (offset: number): string => `{${JSON.stringify(tooDeepKey)}:${offset}}`
 
 /** The nesting depth of `value` (a scalar is 0), counted without recursion and up to `limit + 1`. */
 const depthOf = (value: unknown, limit: number): number => {
@@ -345,7 +344,7 @@ const noColumns: ReadonlyArray<Column> = []
  *
  * - `not_an_object`: the record is not a plain object (field `null`).
  * - `nesting_too_deep`: a value nested deeper than {@link MaxJsonDepth} levels (field: its key),
- *   or a {@link TooDeepRecord} (field `null`).
+ *   or the stand-in for a record cut out for it ({@link tooDeepRecordJson}, field `null`).
  * - `unsupported_value`: a boolean, nested object, array with a non-string element, non-finite
  *   number or `undefined`.
  * - `invalid_type`: a supported value of the wrong type (`expected number, got string "12"`).
@@ -361,15 +360,16 @@ const noColumns: ReadonlyArray<Column> = []
  * @category checking
  */
 export const checkRecord = (record: unknown, options: CheckRecordOptions): RecordCheck => {
-  if (record instanceof TooDeepRecord) {
+  if (!isPlainObject(record)) {
+    return invalid(RecordProblemCode.NotAnObject, null, `expected a record object, got ${describe(record)}`)
+  }
+  const tooDeepAt = record[tooDeepKey]
+  if (typeof tooDeepAt === "number") {
     return invalid(
       RecordProblemCode.NestingTooDeep,
       null,
-      `the record (at byte ${record.offset} of the body) nests deeper than ${MaxJsonDepth} levels`
+      `the record (at byte ${tooDeepAt} of the body) nests deeper than ${MaxJsonDepth} levels`
     )
-  }
-  if (!isPlainObject(record)) {
-    return invalid(RecordProblemCode.NotAnObject, null, `expected a record object, got ${describe(record)}`)
   }
   const { addUnknownColumns, primaryKey, schema } = options
   const columnTypes = columnTypesOf(schema)

@@ -22,7 +22,7 @@ import { type IncomingMessage, Server, type ServerResponse, STATUS_CODES } from 
 import type { Socket } from "node:net"
 import { Readable } from "node:stream"
 import { statusOf, type WireError, wireErrorOf } from "../../api/errors.js"
-import { MaxJsonDepth } from "../../records.js"
+import { MaxJsonDepth, tooDeepRecordJson } from "../../records.js"
 import { newRequestId } from "../request.js"
 import { type DeepRecord, scanDepth } from "./jsonDepth.js"
 
@@ -37,8 +37,8 @@ export interface IngestRoute {
   readonly serve: (
     request: IncomingMessage,
     response: ServerResponse,
-    body: Buffer,
-    deepRecords: ReadonlyArray<DeepRecord>
+    /** Checked, records nested too deep already cut out. */
+    body: Buffer
   ) => void
 }
 
@@ -186,8 +186,10 @@ export class FrontServer extends Server {
         message: `the request body nests deeper than ${MaxJsonDepth} levels (at byte ${scan.offset})`
       })
     }
-    if (ingest !== undefined) return ingest.serve(request, response, body, scan.deepRecords)
-    this.toApi(replay(request, body), response)
+    // Records nested too deep are cut out here, for the ingest route and the API alike.
+    const checked = scan.deepRecords.length === 0 ? body : cutOut(body, scan.deepRecords)
+    if (ingest !== undefined) return ingest.serve(request, response, checked)
+    this.toApi(replay(request, checked), response)
   }
 
   /** node's own refusals, with the envelope. */
@@ -209,6 +211,18 @@ export class FrontServer extends Server {
       }\r\nx-request-id: ${id}\r\nconnection: close\r\n\r\n${text}`
     )
   }
+}
+
+/** `body` with each deep record replaced by its stand-in (`tooDeepRecordJson`). */
+const cutOut = (body: Buffer, deepRecords: ReadonlyArray<DeepRecord>): Buffer => {
+  const pieces: Array<Buffer> = []
+  let from = 0
+  for (const deep of deepRecords) {
+    pieces.push(body.subarray(from, deep.start), Buffer.from(tooDeepRecordJson(deep.start)))
+    from = deep.end
+  }
+  pieces.push(body.subarray(from))
+  return Buffer.concat(pieces)
 }
 
 /** Ingest bodies are judged per record even when the API serves them (faults injected). */

@@ -12,9 +12,8 @@
  * errors; the answers are the handlers' own. The order of checks is the API's (key, path,
  * body, headers), so every answer, error or not, is the one the API gives.
  *
- * The body comes checked by the front (`front.ts`: size, media type, UTF-8, depth); a record
- * nested too deep is cut out of the text before it is parsed and stands as a `TooDeepRecord`,
- * which the ingestion rejects alone. A query string is left to the API; so is everything
+ * The body comes checked by the front (`front.ts`: size, media type, UTF-8, depth; a record
+ * nested too deep already cut out and replaced by a stand-in that the ingestion rejects alone). A query string is left to the API; so is everything
  * while faults are injected (the route is not set then).
  *
  * @since 0.1.0
@@ -23,7 +22,6 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Cause, Effect, Either, Exit, FiberRef, Option, ParseResult, Runtime, Schema } from "effect"
 import { statusOf, type WireError, wireErrorOf } from "../../api/errors.js"
 import { CurrentPrincipal, type Principal } from "../../api/security.js"
-import { TooDeepRecord } from "../../records.js"
 import { authenticate } from "../auth.js"
 import { IdempotencyHeaders } from "../../api/common.js"
 import * as V1 from "../../api/v1.js"
@@ -38,7 +36,6 @@ import { v1IngestAnswer } from "../v1.js"
 import { v2IngestAnswer } from "../v2/datasets.js"
 import { badRequestFromDecode, invalidJson } from "./decodeError.js"
 import { type IngestRoute, sendJson, sendWireError } from "./front.js"
-import type { DeepRecord } from "./jsonDepth.js"
 
 interface Version {
   readonly decodePath: (segment: string) => Either.Either<{ readonly id: string }, ParseResult.ParseError>
@@ -75,27 +72,6 @@ const decodeFailure = (error: ParseResult.ParseError, url: string) =>
 const isWireError = (u: unknown): u is WireError =>
   typeof u === "object" && u !== null && typeof (u as { _tag?: unknown })._tag === "string" &&
   (u as { _tag: string })._tag in statusOf && (u as { status?: unknown }).status === "error"
-
-/**
- * The body's text with each record nested too deep cut out (a `0` in its place), and a parse
- * that puts a `TooDeepRecord` where each was.
- */
-const parseBody = (body: Buffer, deepRecords: ReadonlyArray<DeepRecord>): unknown => {
-  if (deepRecords.length === 0) return body.length === 0 ? null : JSON.parse(body.toString("utf8"))
-  const pieces: Array<Buffer> = []
-  let from = 0
-  for (const deep of deepRecords) {
-    pieces.push(body.subarray(from, deep.start), zero)
-    from = deep.end
-  }
-  pieces.push(body.subarray(from))
-  const parsed = JSON.parse(Buffer.concat(pieces).toString("utf8")) as { records?: unknown }
-  const records = parsed?.records
-  if (Array.isArray(records)) for (const deep of deepRecords) records[deep.index] = new TooDeepRecord(deep.start)
-  return parsed
-}
-
-const zero = Buffer.from("0")
 
 /**
  * The ingest route over the services of `runtime`; `maxBodyBytes` as for the API.
@@ -143,12 +119,11 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
     principal: Principal,
     datasetId: string,
     request: IncomingMessage,
-    body: Buffer,
-    deepRecords: ReadonlyArray<DeepRecord>
+    body: Buffer
   ): Effect.Effect<{ readonly body: object; readonly replayed: boolean }, unknown, Store> => {
     let json: unknown
     try {
-      json = parseBody(body, deepRecords)
+      json = body.length === 0 ? null : JSON.parse(body.toString("utf8"))
     } catch (error) {
       return invalidJson(error instanceof Error ? error.message : String(error))
     }
@@ -169,7 +144,7 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
 
   return {
     takes: (request) => request.method === "POST" && ingestPath.test(request.url ?? ""),
-    serve: (request, response, body, deepRecords) => {
+    serve: (request, response, body) => {
       const url = request.url ?? ""
       const match = ingestPath.exec(url)!
       const version = versions[match[1] as "v1" | "v2"]
@@ -183,7 +158,7 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
           const path = version.decodePath(match[2]!)
           if (Either.isLeft(path)) return decodeFailure(path.left, url)
           return Effect.provideService(
-            accept(version, url, principal, path.right.id, request, body, deepRecords),
+            accept(version, url, principal, path.right.id, request, body),
             CurrentPrincipal,
             principal
           )

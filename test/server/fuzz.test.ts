@@ -33,6 +33,8 @@ import {
   fillPath,
   makeFixture,
   paramKind,
+  parseJson,
+  settleAt,
   pathTo,
   type Route,
   routes
@@ -287,16 +289,6 @@ const countsAt = async (url: string, fixture: Fixture) => {
   ])
 }
 
-/** Waits until an ingestion (of any dataset) is terminal, so that rows and counts settle. */
-const settleAt = async (url: string, datasetId: string, ingestionId: string) => {
-  for (let attempt = 0; attempt < 1000; attempt++) {
-    const answer = await callAt(url, { method: "GET", path: `/v2/datasets/${datasetId}/ingestions/${ingestionId}`, key: "acme-admin" })
-    const status = answer.json?.data?.status
-    if (status !== "queued" && status !== "processing") return
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 /** The v2 detail of an ingestion once it is terminal (or once it cannot be read). */
 const finished = (datasetId: string, ingestionId: string) =>
   Effect.flatMap(ServerUrl, (url) =>
@@ -542,13 +534,7 @@ const sendSized = (url: string, path: string, bytes: Uint8Array, chunked: boolea
   }).then(
     async (response) => {
       const text = await response.text()
-      let json: any
-      try {
-        json = JSON.parse(text)
-      } catch {
-        json = undefined
-      }
-      return { status: response.status, headers: response.headers, text, json } satisfies Answer
+      return { status: response.status, headers: response.headers, text, json: parseJson(text) } satisfies Answer
     },
     // A reset connection is an answer too: the wrong one.
     (error: unknown) => ({ status: -1, headers: new Headers(), text: `no answer: ${String(error)}`, json: undefined }) satisfies Answer
@@ -755,15 +741,9 @@ const freshConnectionGet = (url: string, headers: Record<string, string>) =>
       response.setEncoding("utf8")
       response.on("data", (chunk) => (text += chunk))
       response.on("end", () => {
-        let json: any
-        try {
-          json = JSON.parse(text)
-        } catch {
-          json = undefined
-        }
         const answerHeaders = new Headers()
         for (const [name, value] of Object.entries(response.headers)) if (typeof value === "string") answerHeaders.set(name, value)
-        resolve({ status: response.statusCode ?? -1, headers: answerHeaders, text, json })
+        resolve({ status: response.statusCode ?? -1, headers: answerHeaders, text, json: parseJson(text) })
       })
     })
     request.on("error", (error) => resolve({ status: -1, headers: new Headers(), text: `no answer: ${error.message}`, json: undefined }))

@@ -22,9 +22,10 @@ import {
   makeFixture,
   pathTo,
   type Route,
-  routes
+  routes,
+  settleAt
 } from "../support/routes.js"
-import { serverLayer, testSeed } from "../support/server.js"
+import { ServerUrl, serverLayer, testSeed } from "../support/server.js"
 
 /** The test seed with a second Acme editor, who creates the private resources. */
 const seed: Seed = {
@@ -314,20 +315,9 @@ const snapshotOnce = (fixture: CellFixture) =>
       : Effect.tap(snapshot(fixture), (first) => Effect.sync(() => snapshots.set(fixture.name, first)))
   })
 
-/** The ingestion of the fixture must be over before a snapshot (rows and counts settle). */
+/** The fixture's ingestion must be over before a snapshot (rows and counts settle). */
 const settled = (fixture: Fixture) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const answer = yield* call({
-        method: "GET",
-        path: `/v2/datasets/${fixture.datasetId}/ingestions/${fixture.ingestionId}`,
-        key: "acme-admin"
-      })
-      const status = answer.json?.data?.status
-      if (status !== "queued" && status !== "processing") return
-      yield* Effect.sleep("5 millis")
-    }
-  })
+  Effect.flatMap(ServerUrl, (url) => Effect.promise(() => settleAt(url, fixture.datasetId, fixture.ingestionId)))
 
 const runCell = (route: Route, row: Row, column: Column) =>
   Effect.gen(function*() {

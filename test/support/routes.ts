@@ -117,13 +117,16 @@ export const callAt = async (url: string, request: Call): Promise<Answer> => {
     signal: AbortSignal.timeout(15_000)
   })
   const text = await response.text()
-  let json: any = undefined
+  return { status: response.status, headers: response.headers, text, json: parseJson(text) }
+}
+
+/** The JSON of an answer's text; `undefined` when it is not JSON. */
+export const parseJson = (text: string): any => {
   try {
-    json = JSON.parse(text)
+    return JSON.parse(text)
   } catch {
-    json = undefined
+    return undefined
   }
-  return { status: response.status, headers: response.headers, text, json }
 }
 
 /** Error bodies stay small whatever the input: at most 100 characters of any value are echoed. */
@@ -208,3 +211,13 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
     )
     return { accountId, dataSourceId: dataSource.data.id, datasetId, ingestionId: ingestion.data.ingestionId }
   })
+
+/** Waits until an ingestion (of any dataset) is terminal, so that rows and counts settle. */
+export const settleAt = async (url: string, datasetId: string, ingestionId: string) => {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const answer = await callAt(url, { method: "GET", path: `/v2/datasets/${datasetId}/ingestions/${ingestionId}`, key: "acme-admin" })
+    const status = answer.json?.data?.status
+    if (status !== "queued" && status !== "processing") return
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

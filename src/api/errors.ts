@@ -169,20 +169,31 @@ export const typeOf: { readonly [K in WireError["_tag"]]: string } = {
 }
 
 /**
- * The longest message and field an error carries: messages quote what the client sent (a
- * time zone, a column name), and a 1 MB value came back whole in a 1 MB error.
+ * The most an error carries of what the client sent: messages quote values (a time zone, a
+ * column name, a decode failure's `actual`), and a 1 MB value came back whole in a 1 MB error.
+ * Any run of more than {@link maxEchoLength} characters without a space (a quoted value) is
+ * cut to that length, then the message to {@link maxMessageLength} and the field to
+ * {@link maxFieldLength}.
  *
  * @since 0.1.0
  */
+export const maxEchoLength = 100
+/** @since 0.1.0 */
 export const maxMessageLength = 500
 /** @since 0.1.0 */
 export const maxFieldLength = 200
 
-const cut = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 1)}…` : text
+const longRun = new RegExp(`\\S{${maxEchoLength + 1},}`, "g")
+
+const cut = (text: string, max: number) => {
+  // The first few thousand characters hold everything that can remain.
+  const head = text.length > 4 * max ? text.slice(0, 4 * max) : text
+  const short = head.replace(longRun, (run) => `${run.slice(0, maxEchoLength)}…`)
+  return short.length > max ? `${short.slice(0, max - 1)}…` : short
+}
 
 /**
- * Builds a wire error with a single problem; message and field are cut to
- * {@link maxMessageLength} and {@link maxFieldLength} characters.
+ * Builds a wire error with a single problem; what it echoes is cut (see {@link maxEchoLength}).
  *
  * @since 0.1.0
  */

@@ -560,15 +560,15 @@ export interface Records<E = never, R = never> {
  * @category constructors
  */
 export const records: {
-  <A, I, O extends { readonly [column: string]: Storable }>(options: {
-    readonly decode: Schema.Schema<A, I, never>
-    readonly encode: Schema.Schema<A, O, never>
-  }): Records
   <A, I, B, O extends { readonly [column: string]: Storable }, E = never, R = never>(options: {
     readonly decode: Schema.Schema<A, I, never>
     readonly transform: (records: Stream.Stream<Event<A>>) => Stream.Stream<Event<B>, E, R>
     readonly encode: Schema.Schema<B, O, never>
   }): Records<E, R>
+  <A, I, O extends { readonly [column: string]: Storable }>(options: {
+    readonly decode: Schema.Schema<A, I, never>
+    readonly encode: Schema.Schema<A, O, never>
+  }): Records
 } = (options: {
   readonly decode: Schema.Schema<any, any, never>
   readonly transform?: (records: Stream.Stream<Event<any>>) => Stream.Stream<Event<any>, any, any>

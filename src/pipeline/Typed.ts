@@ -85,6 +85,87 @@ export const parseProblem = (code: string, error: ParseResult.ParseError): Probl
 const dead = (letter: DeadLetter): Element<never> => ({ _tag: "Dead", letter })
 
 /**
+ * A plain check of a value against a schema without transformations, compiled from its AST
+ * (`typeof`, `===`, and the refinements' own filters); undefined for anything else.
+ */
+const guardOf = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "Refinement": {
+      const from = guardOf(ast.from)
+      if (from === undefined) return undefined
+      const refinement = ast
+      return (u) => from(u) && Option.isNone(refinement.filter(u, SchemaAST.defaultParseOption, refinement))
+    }
+    case "Union": {
+      const members = ast.types.map(guardOf)
+      if (members.some((member) => member === undefined)) return undefined
+      const checks = members as Array<(u: unknown) => boolean>
+      return (u) => checks.some((check) => check(u))
+    }
+    case "TupleType": {
+      const element = ast.elements.length === 0 && ast.rest.length === 1 ? guardOf(ast.rest[0]!.type) : undefined
+      if (element === undefined) return undefined
+      return (u) => Array.isArray(u) && u.every(element)
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A faster path for the common case, a plain struct: each field on its own, fields without a
+ * transformation only checked with a compiled guard and passed as they are, the others through
+ * their own schema. It answers `undefined` when any field fails (or the schema is not a plain
+ * struct), and the caller then runs the whole schema, whose answer (and error message) is the
+ * one that counts.
+ */
+const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((input: unknown) => object | undefined) | undefined => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
+  const fields = ast.propertySignatures.map((field) => {
+    const guard = guardOf(field.type)
+    const schema = Schema.make(field.type)
+    const convert = guard !== undefined
+      ? undefined
+      : direction === "decode"
+      ? ParseResult.decodeUnknownEither(schema)
+      : ParseResult.encodeUnknownEither(schema)
+    return { name: field.name, optional: field.isOptional, guard, convert }
+  })
+  return (input) => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
+    const record = input as Record<PropertyKey, unknown>
+    const out: Record<PropertyKey, unknown> = {}
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i]!
+      if (!(field.name in record)) {
+        if (field.optional) continue
+        return undefined
+      }
+      const value = record[field.name]
+      if (field.guard !== undefined) {
+        if (!field.guard(value)) return undefined
+        out[field.name] = value
+      } else {
+        const converted = field.convert!(value)
+        if (Either.isLeft(converted)) return undefined
+        out[field.name] = converted.right
+      }
+    }
+    return out
+  }
+}
+
+/**
  * Decodes each record with `schema`: the stream's records hold the schema's `Type`. A record
  * that does not decode is a dead letter (stage `decode`, code `decode_failed`) naming the path
  * and the schema's message of each issue. Keys the schema does not name are dropped.
@@ -97,7 +178,10 @@ export const decode: {
   <A, I, E, R>(self: Stream.Stream<Event<unknown>, E, R>, schema: Schema.Schema<A, I, never>): Stream.Stream<Event<A>, E, R>
 } = dual(2, <A, I, E, R>(self: Stream.Stream<Event<unknown>, E, R>, schema: Schema.Schema<A, I, never>) => {
   const decodeValue = Schema.decodeUnknownEither(schema, { errors: "all" })
+  const fast = fieldByField(schema.ast, "decode")
   return mapRecordsPure(self, (element): Event<A> => {
+    const quick = fast?.(element.value)
+    if (quick !== undefined) return { _tag: "Record", position: element.position, value: quick as A }
     const decoded = decodeValue(element.value)
     return Either.isRight(decoded)
       ? { _tag: "Record", position: element.position, value: decoded.right }
@@ -144,7 +228,10 @@ export const encode: {
   schema: Schema.Schema<A, I, never>
 ) => {
   const encodeValue = Schema.encodeEither(schema, { errors: "all" })
+  const fast = fieldByField(schema.ast, "encode")
   return mapRecordsPure(self, (element): Event<I> => {
+    const quick = fast?.(element.value)
+    if (quick !== undefined) return { _tag: "Record", position: element.position, value: quick as I }
     const encoded = encodeValue(element.value)
     return Either.isRight(encoded)
       ? { _tag: "Record", position: element.position, value: encoded.right }

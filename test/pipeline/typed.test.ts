@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, expectTypeOf, it, layer } from "@effect/vitest"
-import { Chunk, Data, Effect, Either, Schema, Stream } from "effect"
+import { Arbitrary, Chunk, Data, Effect, Either, FastCheck, Schema, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/codec.js"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { batch, type Unit } from "../../src/pipeline/batch.js"
@@ -166,6 +166,48 @@ describe("typed stages", () => {
         Typed.flatMap((x) => [x, x])
       )))
       expect(nested.message).toContain("make one flatMap of the two")
+    }))
+
+  it.effect("decode and encode answer what the whole schema answers (the field-by-field fast path included), on generated records", () =>
+    Effect.gen(function*() {
+      const Mixed = Schema.Struct({
+        id: Schema.String,
+        at: Schema.Date,
+        qty: Schema.Int.pipe(Schema.between(0, 50)),
+        kind: Schema.Literal("a", "b"),
+        tags: Schema.Array(Schema.String),
+        note: Schema.optional(Schema.NullOr(Schema.String)),
+        lines: Schema.Array(Schema.Struct({ sku: Schema.String }))
+      })
+      const good = FastCheck.sample(Arbitrary.make(Mixed), 300).map((value) => Schema.encodeSync(Mixed)(value))
+      const junk = FastCheck.sample(FastCheck.dictionary(FastCheck.constantFrom("id", "at", "qty", "kind", "tags", "note", "x"), FastCheck.anything()), 300)
+      const inputs = [...good, ...junk, ...good.map((g) => ({ ...g, extra: 1, lines: g.lines.map((l) => ({ ...l, more: true })) }))]
+      const decoded = yield* collect(Stream.fromIterable(inputs.map((value, i) => record(i, value))).pipe(Typed.decode(Mixed)))
+      const decodeAll = Schema.decodeUnknownEither(Mixed, { errors: "all" })
+      const MixedOut = Mixed.omit("lines")
+      const encodeAll = Schema.encodeEither(MixedOut, { errors: "all" })
+      let valid = 0
+      for (let i = 0; i < inputs.length; i++) {
+        const expected = decodeAll(inputs[i])
+        const got = decoded[i]!
+        if (Either.isRight(expected)) {
+          valid++
+          expect(got).toEqual({ _tag: "Record", position: at(i), value: expected.right })
+          expect(Object.keys((got as { value: object }).value)).toEqual(Object.keys(expected.right))
+        } else {
+          expect(got).toMatchObject({ _tag: "Dead", letter: { reason: Typed.parseProblem("decode_failed", expected.left) } })
+        }
+      }
+      expect(valid).toBeGreaterThan(300)
+      // Valid values, and some whose quantity breaks the refinement (a dead letter each).
+      const values = (decoded.filter((e) => e._tag === "Record") as Array<Extract<Element<typeof Mixed.Type>, { _tag: "Record" }>>)
+        .map((e, i) => ({ ...e, value: { ...e.value, qty: i % 10 === 0 ? 51 : e.value.qty } }))
+      const encoded = yield* collect(Stream.fromIterable(values).pipe(Typed.encode(MixedOut)))
+      for (let i = 0; i < values.length; i++) {
+        const expected = encodeAll(values[i]!.value)
+        if (Either.isRight(expected)) expect(encoded[i]).toEqual({ _tag: "Record", position: values[i]!.position, value: expected.right })
+        else expect(encoded[i]).toMatchObject({ _tag: "Dead", letter: { reason: Typed.parseProblem("encode_failed", expected.left) } })
+      }
     }))
 
   it.effect("encode: what the output schema encodes to is sent; a refinement that fails is a dead letter", () =>

@@ -176,18 +176,31 @@ const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((inp
 export const decode: {
   <A, I>(schema: Schema.Schema<A, I, never>): <E, R>(self: Stream.Stream<Event<unknown>, E, R>) => Stream.Stream<Event<A>, E, R>
   <A, I, E, R>(self: Stream.Stream<Event<unknown>, E, R>, schema: Schema.Schema<A, I, never>): Stream.Stream<Event<A>, E, R>
-} = dual(2, <A, I, E, R>(self: Stream.Stream<Event<unknown>, E, R>, schema: Schema.Schema<A, I, never>) => {
-  const decodeValue = Schema.decodeUnknownEither(schema, { errors: "all" })
-  const fast = fieldByField(schema.ast, "decode")
-  return mapRecordsPure(self, (element): Event<A> => {
-    const quick = fast?.(element.value)
-    if (quick !== undefined) return { _tag: "Record", position: element.position, value: quick as A }
-    const decoded = decodeValue(element.value)
-    return Either.isRight(decoded)
-      ? { _tag: "Record", position: element.position, value: decoded.right }
-      : dead({ position: element.position, reason: parseProblem("decode_failed", decoded.left), stage: "decode", record: element.value })
-  })
-})
+} = dual(
+  2,
+  <A, I, E, R>(self: Stream.Stream<Event<unknown>, E, R>, schema: Schema.Schema<A, I, never>): Stream.Stream<Event<A>, E, R> =>
+    mapRecordsPure(self, convertWith(schema, "decode") as (element: Extract<Element<unknown>, { _tag: "Record" }>) => Event<A>)
+)
+
+/**
+ * One record through a schema, either way: the field-by-field path first, the whole schema
+ * when that fails (its answer counts); a failure is a dead letter of stage `direction`.
+ */
+const convertWith = (schema: Schema.Schema<any, any, never>, direction: "decode" | "encode") => {
+  const whole = direction === "decode"
+    ? Schema.decodeUnknownEither(schema, { errors: "all" })
+    : Schema.encodeUnknownEither(schema, { errors: "all" })
+  const fast = fieldByField(schema.ast, direction)
+  return (element: Extract<Element<unknown>, { _tag: "Record" }>): Event<unknown> => {
+    const { position, value } = element
+    const quick = fast?.(value)
+    if (quick !== undefined) return { _tag: "Record", position, value: quick }
+    const converted = whole(value)
+    return Either.isRight(converted)
+      ? { _tag: "Record", position, value: converted.right }
+      : dead({ position, reason: parseProblem(`${direction}_failed`, converted.left), stage: direction, record: value })
+  }
+}
 
 /**
  * A value the service can store in a column: a string (also an ISO 8601 datetime), a finite
@@ -226,18 +239,8 @@ export const encode: {
 } = dual(2, <A, I extends { readonly [column: string]: Storable }, E, R>(
   self: Stream.Stream<Event<A>, E, R>,
   schema: Schema.Schema<A, I, never>
-) => {
-  const encodeValue = Schema.encodeEither(schema, { errors: "all" })
-  const fast = fieldByField(schema.ast, "encode")
-  return mapRecordsPure(self, (element): Event<I> => {
-    const quick = fast?.(element.value)
-    if (quick !== undefined) return { _tag: "Record", position: element.position, value: quick as I }
-    const encoded = encodeValue(element.value)
-    return Either.isRight(encoded)
-      ? { _tag: "Record", position: element.position, value: encoded.right }
-      : dead({ position: element.position, reason: parseProblem("encode_failed", encoded.left), stage: "encode", record: element.value })
-  })
-})
+): Stream.Stream<Event<I>, E, R> =>
+  mapRecordsPure(self, convertWith(schema, "encode") as (element: Extract<Element<A>, { _tag: "Record" }>) => Event<I>))
 
 // ---------------------------------------------------------------------------------------------
 // transforms

@@ -122,24 +122,79 @@ const guardOf = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
   }
 }
 
+/** What a compiled conversion answers when the value does not pass. */
+const failed: unique symbol = Symbol("tributary/Typed/failed")
+
 /**
- * A faster path for the common case, a plain struct: each field on its own, fields without a
- * transformation only checked with a compiled guard and passed as they are, the others through
- * their own schema. It answers `undefined` when any field fails (or the schema is not a plain
- * struct), and the caller then runs the whole schema, whose answer (and error message) is the
- * one that counts.
+ * A conversion compiled from an AST, one way, for what the fast path handles: guarded types
+ * pass as they are; refinements, declarations (`DateFromSelf`) and transformations whose own
+ * functions answer at once (`Date`, `DateFromString`, `DateTimeUtc`) are run directly, in the
+ * order Effect's parser runs them. Undefined for anything else (the field then goes through its
+ * own schema).
+ */
+const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
+  const guard = guardOf(ast)
+  if (guard !== undefined) return (u) => (guard(u) ? u : failed)
+  switch (ast._tag) {
+    case "Refinement": {
+      const refinement = ast
+      if (direction === "decode") {
+        const from = conversionOf(ast.from, direction)
+        if (from === undefined) return undefined
+        return (u) => {
+          const a = from(u)
+          return a !== failed && Option.isNone(refinement.filter(a, SchemaAST.defaultParseOption, refinement)) ? a : failed
+        }
+      }
+      // Encoding checks the type side (refinement included), then encodes what it refines.
+      const type = conversionOf(SchemaAST.typeAST(ast), "decode")
+      const from = conversionOf(ast.from, direction)
+      if (type === undefined || from === undefined) return undefined
+      return (u) => (type(u) === failed ? failed : from(u))
+    }
+    case "Declaration": {
+      const parse = direction === "decode" ? ast.decodeUnknown(...ast.typeParameters) : ast.encodeUnknown(...ast.typeParameters)
+      const declaration = ast
+      return (u) => {
+        const result = parse(u, SchemaAST.defaultParseOption, declaration)
+        return Either.isEither(result) && Either.isRight(result) ? result.right : failed
+      }
+    }
+    case "Transformation": {
+      if (ast.transformation._tag !== "FinalTransformation") return undefined
+      const transform = direction === "decode" ? ast.transformation.decode : ast.transformation.encode
+      const from = conversionOf(direction === "decode" ? ast.from : ast.to, direction)
+      const to = conversionOf(direction === "decode" ? ast.to : ast.from, direction)
+      if (from === undefined || to === undefined) return undefined
+      const transformation = ast
+      return (u) => {
+        const a = from(u)
+        if (a === failed) return failed
+        const result = transform(a, SchemaAST.defaultParseOption, transformation, u)
+        return Either.isEither(result) && Either.isRight(result) ? to(result.right) : failed
+      }
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A faster path for the common case, a plain struct: each field on its own, through a
+ * conversion compiled from its AST (`conversionOf`) or else its own schema. It answers
+ * `undefined` when any field fails (or the schema is not a plain struct), and the caller then
+ * runs the whole schema, whose answer (and error message) is the one that counts.
  */
 const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((input: unknown) => object | undefined) | undefined => {
   if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
   const fields = ast.propertySignatures.map((field) => {
-    const guard = guardOf(field.type)
     const schema = Schema.make(field.type)
-    const convert = guard !== undefined
-      ? undefined
-      : direction === "decode"
-      ? ParseResult.decodeUnknownEither(schema)
-      : ParseResult.encodeUnknownEither(schema)
-    return { name: field.name, optional: field.isOptional, guard, convert }
+    const parse = direction === "decode" ? ParseResult.decodeUnknownEither(schema) : ParseResult.encodeUnknownEither(schema)
+    const convert = conversionOf(field.type, direction) ?? ((u: unknown) => {
+      const result = parse(u)
+      return Either.isRight(result) ? result.right : failed
+    })
+    return { name: field.name, optional: field.isOptional, convert }
   })
   return (input) => {
     if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
@@ -151,15 +206,9 @@ const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((inp
         if (field.optional) continue
         return undefined
       }
-      const value = record[field.name]
-      if (field.guard !== undefined) {
-        if (!field.guard(value)) return undefined
-        out[field.name] = value
-      } else {
-        const converted = field.convert!(value)
-        if (Either.isLeft(converted)) return undefined
-        out[field.name] = converted.right
-      }
+      const converted = field.convert(record[field.name])
+      if (converted === failed) return undefined
+      out[field.name] = converted
     }
     return out
   }

@@ -2,7 +2,7 @@
  * Typed record streams: decode each source record with the user's Effect `Schema`, transform
  * the typed records (`map`, `mapEffect`, `filter`, a one-to-many `flatMap`), and encode them
  * with an output schema whose encoded side is what is sent. The dataset's schema is derived
- * from that output schema (`datasetSchema`), compared with the destination's at start
+ * from that output schema (`datasetColumns`), compared with the destination's at start
  * (`compareSchemas`), or used to create the dataset (`createDataset`).
  *
  * Every stage is a pipeable (and dual) combinator over a stream of `Event`s: a source's

@@ -21,7 +21,7 @@ const seed = process.env["TRIBUTARY_CRASH_SEED"] !== undefined
   ? Number(process.env["TRIBUTARY_CRASH_SEED"])
   : Math.floor(Math.random() * 2 ** 31)
 const apiKey = "typed-crash-key"
-const orders = 5_000
+const orders = 8_000
 const kills = 4
 const faults = `5xx=0.05,429=0.02,retry-after=0,drop=0.02,seed=${seed}`
 
@@ -95,7 +95,7 @@ it("SIGKILL at random moments: every order line stored exactly once, every failu
   const log: Array<string> = []
   let landed = 0
   for (let i = 0; i <= kills; i++) {
-    const killAfterMs = i < kills ? 200 + Math.floor(random() * 2_500) : undefined
+    const killAfterMs = i < kills ? 150 + Math.floor(random() * 1_850) : undefined
     const attempt = await runIngest([file, dataset.id], { ...job, killAfterMs }, 90_000)
     const checkpoint = readCheckpoint(checkpointPath)
     log.push(

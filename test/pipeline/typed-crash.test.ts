@@ -14,12 +14,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, compareIds, killAllIngests, readAllRows, readCheckpoint, readDeadLetters, runIngest } from "../support/crash.js"
+import { apiData, compareIds, crashSeed, killAllIngests, readAllRows, readCheckpoint, readDeadLetters, runIngest } from "../support/crash.js"
 import { seededRandom } from "../../src/server/faults.js"
 
-const seed = process.env["TRIBUTARY_CRASH_SEED"] !== undefined
-  ? Number(process.env["TRIBUTARY_CRASH_SEED"])
-  : Math.floor(Math.random() * 2 ** 31)
+const seed = crashSeed()
 const apiKey = "typed-crash-key"
 const orders = 8_000
 const kills = 4

@@ -9,6 +9,10 @@ import { binPath } from "./cli.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The seed of a crash test's kills and faults: TRIBUTARY_CRASH_SEED, or a random one. */
+export const crashSeed = (): number =>
+  process.env["TRIBUTARY_CRASH_SEED"] !== undefined ? Number(process.env["TRIBUTARY_CRASH_SEED"]) : Math.floor(Math.random() * 2 ** 31)
+
 /**
  * One API call, retried while the server answers an injected fault (429, 5xx) or drops the
  * connection; any other answer is returned as it is. Only used for calls that are safe to

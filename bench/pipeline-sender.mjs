@@ -6,6 +6,9 @@
 //   mode pipeline   tributary's `run` with `Ndjson.fromFile`, a checkpoint file and a dead-letter
 //                   file in workDir, `concurrency` batches in flight (built JS from distDir,
 //                   default the project's dist/; a patched copy needs node_modules beside it)
+//   mode typed      the same `run`, with typed records: each record decoded with an Effect Schema
+//                   of its fields (`ts` a Date), one `Typed.map` (the amount in cents), and
+//                   encoded with the output schema; the dataset's schema is checked against it
 //   mode raw        the hand-written baseline: split the file into lines, JSON.parse each, POST
 //                   100-record bodies (JSON.stringify) with an idempotency key through
 //                   undici.request, then GET the ingestion until it is terminal; `concurrency`
@@ -98,23 +101,42 @@ const raw = async () => {
   }
 }
 
-const pipeline = async () => {
+const pipeline = async (typed) => {
   const distDir = distArg ? resolve(distArg) : new URL("../dist", import.meta.url).pathname
   const dist = (path) => import(pathToFileURL(join(distDir, path)).href)
-  const [{ run }, Checkpoint, DeadLetter, Ndjson, { TributaryClient }, { Effect, Layer, Redacted }, { NodeFileSystem }] =
+  const [{ run }, Checkpoint, DeadLetter, Ndjson, { TributaryClient }, Typed, { Effect, Layer, Redacted, Schema }, { NodeFileSystem }] =
     await Promise.all([
       dist("src/pipeline/run.js"),
       dist("src/pipeline/Checkpoint.js"),
       dist("src/pipeline/DeadLetter.js"),
       dist("connectors/ndjson/index.js"),
       dist("src/client/Client.js"),
+      dist("src/pipeline/Typed.js"),
       import("effect"),
       import("@effect/platform-node")
     ])
+  const fields = {
+    id: Schema.String,
+    ts: Schema.Date,
+    amount: Schema.Number,
+    country: Schema.String,
+    tags: Schema.Array(Schema.String),
+    n: Schema.Int
+  }
+  const Rec = Schema.Struct(fields)
+  const Out = Schema.Struct({ ...fields, amount: Schema.Int })
+  const records = typed
+    ? Typed.records({
+      decode: Rec,
+      transform: (recs) => recs.pipe(Typed.map((r) => ({ ...r, amount: Math.round(r.amount * 100) }))),
+      encode: Out
+    })
+    : undefined
   const program = Effect.gen(function*() {
     const client = yield* TributaryClient
     return yield* run(client, {
       source: Ndjson.fromFile(file),
+      records,
       destination: { datasetId },
       checkpoint: yield* Checkpoint.file(join(workDir, "checkpoint.json")),
       deadLetters: yield* DeadLetter.ndjsonFile(join(workDir, "dead-letters.ndjson")),
@@ -134,7 +156,7 @@ const pipeline = async () => {
 }
 
 try {
-  const send = await (mode === "raw" ? raw() : pipeline())
+  const send = await (mode === "raw" ? raw() : pipeline(mode === "typed"))
   const cpuBefore = cpuNow()
   const started = performance.now()
   const result = await send()

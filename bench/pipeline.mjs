@@ -10,6 +10,9 @@
 //             bodies with undici.request, GET each ingestion), both with the same concurrency.
 //             Rounds are interleaved, alternating the order. Prints records/s, CPU and peak RSS of
 //             each sender and the median of the per-round ratios pipeline ÷ raw (goal >= 0.6).
+//             (c) the typed pipeline (decode with an Effect Schema + one map + encode) runs in
+//             the same rounds, and its ratio to the untyped pipeline is printed (goal >= 0.8;
+//             --no-typed leaves it out).
 //   memory    the pipeline's peak RSS for --memory-records against --records, same raw server
 //             (goal: within 1.2x, i.e. memory does not grow with the input).
 //   e2e       the pipeline (and, for reference, the raw sender) into the real reference server
@@ -53,7 +56,8 @@ const { values: args } = parseArgs({
     variant: { type: "string", multiple: true, default: [] },
     "sender-node-args": { type: "string", default: "" },
     keep: { type: "boolean", default: false },
-    json: { type: "string" }
+    json: { type: "string" },
+    "no-typed": { type: "boolean", default: false }
   }
 })
 
@@ -75,6 +79,8 @@ const pipelines = [
   })
 ]
 const rawSender = { name: "raw", mode: "raw", dist: undefined }
+/** The typed pipeline (decode + one map + encode), compared with the untyped one in the same rounds. */
+const typedSender = { name: "typed", mode: "typed", dist: undefined }
 
 pinSelf()
 
@@ -240,7 +246,7 @@ if (sections.has("overhead")) {
   console.log(`\n== 1. pipeline overhead: ${fmt(records)} records into a raw node:http server, ${rounds} round(s)`)
   const server = await startRawServer()
   try {
-    const senders = [rawSender, ...pipelines]
+    const senders = [rawSender, ...pipelines, ...(args["no-typed"] ? [] : [typedSender])]
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? senders : [...senders].reverse()
       for (const sender of order) {
@@ -256,7 +262,7 @@ if (sections.has("overhead")) {
   console.log("\nmedians over rounds (peak RSS: max)")
   table(
     ["sender", "records/s", "seconds", "CPU s", "CPU µs/record", "sender core %", "peak RSS MB", "server core %"],
-    [rawSender, ...pipelines].map(({ name }) => {
+    [rawSender, ...pipelines, ...(args["no-typed"] ? [] : [typedSender])].map(({ name }) => {
       const rs = of(name)
       return [
         name,
@@ -285,6 +291,15 @@ if (sections.has("overhead")) {
       ]
     })
   )
+  if (!args["no-typed"]) {
+    const typed = perRoundRatios(overheadRuns, "sender", "pipeline", "typed", "recordsPerSec", false)
+    const cpu = perRoundRatios(overheadRuns, "sender", "pipeline", "typed", "cpuMicrosPerRecord", true)
+    console.log("\ntyped records (decode + one map + encode) against the untyped pipeline; goal: records/s ratio >= 0.8")
+    table(
+      ["sender", "records/s ÷ pipeline", "pipeline CPU µs/record ÷ CPU µs/record", "goal"],
+      [["typed", range(typed), range(cpu), median(typed) >= 0.8 ? "met" : "NOT met"]]
+    )
+  }
 }
 
 // ---- 2. memory -----------------------------------------------------------------------------

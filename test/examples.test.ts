@@ -46,6 +46,38 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       expect(stdout).toContain("stored 2 of 3 records; 1 dead letters")
     }), 60_000)
 
+  it.effect("typed-etl creates a dataset from its output schema, explodes orders into lines, enriches them, and resumes", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const client = yield* clientFor("acme-admin")
+      const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "example" }, headers: {} })
+      const file = join(mkdtempSync(join(tmpdir(), "tributary-example-")), "orders.ndjson")
+      writeFileSync(file, readFileSync("examples/data/orders.ndjson", "utf8") + [
+        JSON.stringify({ orderId: "X-1", placedAt: "2026-11-02T10:00:00Z", country: "BR", amount: 9, items: 2, tags: [] }),
+        JSON.stringify({ orderId: "X-2", placedAt: "2026-11-02T10:00:00Z", country: "FR", amount: 9, items: 0, tags: [] })
+      ].join("\n") + "\n")
+      const expected = readFileSync("examples/data/orders.ndjson", "utf8").split("\n").flatMap((line) => {
+        try {
+          const order = JSON.parse(line)
+          return typeof order.orderId === "string" && typeof order.amount === "number" && !Number.isNaN(Date.parse(order.placedAt))
+            ? [order.items as number]
+            : []
+        } catch {
+          return []
+        }
+      }).reduce((a, b) => a + b, 0)
+      const { stdout } = yield* runExample("typed-etl", url, "acme-admin", [file, "--create", String(dataSource.data.id)])
+      const datasetId = /created dataset (\S+)/.exec(stdout)?.[1]
+      expect(datasetId).toBeDefined()
+      // The sample's bad lines, and both lines of X-1 (no region for BR); X-2 has no lines.
+      expect(stdout).toContain(`stored ${expected} order lines; 6 dead letters, 1 orders without lines`)
+      const rows = yield* client.v2.v2Datasets.getData({ path: { id: datasetId! }, urlParams: { pageSize: 1 } })
+      expect(rows.data.pagination.totalItems).toBe(expected)
+      expect(Object.keys(rows.data.items[0]!).sort()).toEqual(["amount", "line", "lineId", "orderId", "placedAt", "region", "tags"])
+      const again = yield* runExample("typed-etl", url, "acme-admin", [file, datasetId!])
+      expect(again.stdout).toContain("stored 0 order lines; 0 dead letters, 0 orders without lines")
+    }), 60_000)
+
   it.effect("kafka-sink sinks a topic with key and timestamp columns until SIGTERM, then commits and exits 0", () =>
     Effect.gen(function*() {
       const url = yield* ServerUrl

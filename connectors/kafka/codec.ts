@@ -104,6 +104,7 @@ export const messageElement = (
  * Offset metadata is a short string (the broker's `offset.metadata.max.bytes`, 4096 by
  * default): cuts are written relative to the committed offset, in base 36, as
  * `t1:FIRST+LENGTH,...`. A hundred cuts of a hundred records take about 600 characters.
+ * A cut between children of a `flatMap` adds their child indexes: `FIRST.C+LENGTH.C`.
  */
 const metadataVersion = "t1:"
 
@@ -116,7 +117,9 @@ const metadataVersion = "t1:"
 export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number): string =>
   metadataVersion + [...cuts]
     .sort((a, b) => a.first - b.first)
-    .map((cut) => `${(cut.first - base).toString(36)}+${(cut.last - cut.first).toString(36)}`)
+    .map((cut) =>
+      `${(cut.first - base).toString(36)}${childSuffix(cut.firstChild)}+${(cut.last - cut.first).toString(36)}${childSuffix(cut.lastChild)}`
+    )
     .join(",")
 
 /**
@@ -130,9 +133,20 @@ export const decodeCuts = (metadata: string | null, base: number, partition: str
   const cuts: Array<BatchCut> = []
   for (const item of metadata.slice(metadataVersion.length).split(",")) {
     const [from, length] = item.split("+")
-    const first = base + parseInt(from!, 36)
-    const last = first + parseInt(length!, 36)
-    if (Number.isFinite(first) && Number.isFinite(last)) cuts.push({ partition, first, last })
+    const [firstText, firstChild] = (from ?? "").split(".")
+    const [lengthText, lastChild] = (length ?? "").split(".")
+    const first = base + parseInt(firstText!, 36)
+    const last = first + parseInt(lengthText!, 36)
+    if (!(Number.isFinite(first) && Number.isFinite(last))) continue
+    cuts.push(
+      firstChild === undefined && lastChild === undefined
+        ? { partition, first, last }
+        : { partition, first, last, firstChild: childIndex(firstChild), lastChild: childIndex(lastChild) }
+    )
   }
   return cuts
 }
+
+const childSuffix = (child: number | undefined) => (child === undefined ? "" : `.${child.toString(36)}`)
+
+const childIndex = (text: string | undefined) => (text === undefined ? undefined : parseInt(text, 36))

@@ -370,14 +370,14 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
  *
  * @since 0.1.0
  */
-export const runUntilStopped = (
+export const runUntilStopped = <E2 = never, R2 = never>(
   client: TributaryClientService,
-  config: Omit<PipelineConfig<KafkaError, never>, "source" | "checkpoint"> & {
+  config: Omit<PipelineConfig<KafkaError, never, E2, R2>, "source" | "checkpoint"> & {
     readonly source: KafkaSource
     /** Runs first when the sink is told to stop (to say so). */
     readonly onStop?: Effect.Effect<void> | undefined
   }
-): Effect.Effect<Progress, KafkaError | PipelineError> =>
+): Effect.Effect<Progress, KafkaError | PipelineError | E2, R2> =>
   Effect.gen(function*() {
     // A daemon: the caller's fiber is what the signal interrupts, and the run must outlive
     // that interruption long enough to drain.

@@ -23,6 +23,9 @@ export interface BatchCut {
   readonly partition: string
   readonly first: number
   readonly last: number
+  /** The child indexes of the first and last records, when they are children of a `flatMap`. */
+  readonly firstChild?: number | undefined
+  readonly lastChild?: number | undefined
 }
 
 /** @since 0.1.0 */
@@ -67,7 +70,7 @@ const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => (
   cuts: checkpoint.cuts.filter((cut) => cut.partition !== position.partition || cut.last > position.offset)
 })
 
-const cutKey = (cut: BatchCut) => `${cut.partition}\u0000${cut.first}`
+const cutKey = (cut: BatchCut) => `${cut.partition}\u0000${cut.first}\u0000${cut.firstChild ?? ""}`
 
 // A new cut replaces one recorded with the same start. One pass each: a checkpoint can hold
 // hundreds of cuts and take a hundred more at a time.

@@ -15,8 +15,12 @@ import type { Position, Problem } from "./Source.js"
 export interface DeadLetter {
   readonly position: Position
   readonly reason: Problem
-  /** Where it was stopped: read by the source, checked against the schema, refused by the service. */
-  readonly stage: "source" | "validate" | "send" | "service"
+  /**
+   * Where it was stopped: read by the source, decoded with the user's schema, failed in a
+   * transform, encoded with the output schema, checked against the dataset's schema, refused
+   * by the service.
+   */
+  readonly stage: "source" | "decode" | "transform" | "encode" | "validate" | "send" | "service"
   /** The record, when there was one. */
   readonly record?: unknown
   /** The raw element, when it could not be parsed. */

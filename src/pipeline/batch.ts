@@ -24,7 +24,7 @@ import { type Chunk, Clock, Duration, Effect, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetter } from "./DeadLetter.js"
-import type { Position } from "./Source.js"
+import { comparePositions, type Position } from "./Source.js"
 import type { Checked } from "./validate.js"
 
 /**
@@ -64,6 +64,8 @@ export interface Batch {
 export type Unit =
   | { readonly _tag: "Batch"; readonly batch: Batch }
   | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
+  /** A record a typed stage dropped, outside any batch: nothing to send, only to commit. */
+  | { readonly _tag: "Skipped"; readonly seq: number; readonly position: Position }
 
 /** @since 0.1.0 */
 export interface BatchOptions {
@@ -97,8 +99,18 @@ interface Open {
   lastPosition: Position
   bytes: number
   readonly startedAt: number
-  readonly recordedLast: number | undefined
+  /** Where a batch recorded by an earlier run ended (it must end there again). */
+  readonly recordedLast: CutEnd | undefined
 }
+
+/** The last record of a recorded batch: an offset, and a child index for a `flatMap`'s children. */
+interface CutEnd {
+  readonly offset: number
+  readonly child?: { readonly index: number } | undefined
+}
+
+const cutStart = (partition: string, offset: number, child: number | undefined) =>
+  child === undefined ? `${partition}\u0000${offset}` : `${partition}\u0000${offset}\u0000${child}`
 
 /**
  * The batching logic without a stream around it: `add` takes checked elements, the units
@@ -130,9 +142,14 @@ export interface Batcher {
 /** @since 0.1.0 */
 export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher => {
   const lingerMillis = Duration.toMillis(options.linger)
-  const recordedCuts = new Map<string, number>()
+  const recordedCuts = new Map<string, CutEnd>()
   const assign = (cuts: ReadonlyArray<BatchCut>) => {
-    for (const cut of cuts) recordedCuts.set(`${cut.partition}\u0000${cut.first}`, cut.last)
+    for (const cut of cuts) {
+      recordedCuts.set(
+        cutStart(cut.partition, cut.first, cut.firstChild),
+        cut.lastChild === undefined ? { offset: cut.last } : { offset: cut.last, child: { index: cut.lastChild } }
+      )
+    }
   }
   assign(options.recordedCuts)
   const open = new Map<string, Open>()
@@ -168,11 +185,23 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
       state.lastPosition = checked.letter.position
       return
     }
-    const { partition, offset } = checked.position
+    if (checked._tag === "Skipped") {
+      // Like a dead letter without a letter: it travels with an open batch, or alone.
+      const state = open.get(checked.position.partition)
+      if (state === undefined) {
+        waiting.push(checked)
+        return
+      }
+      state.toSeq = checked.seq
+      state.lastPosition = checked.position
+      return
+    }
+    const position = checked.position
+    const { partition, offset } = position
     let state = open.get(partition)
     const recordBytes = Buffer.byteLength(checked.json) + 1 // UTF-8 bytes, as sent; +1 for the comma
     if (state !== undefined) {
-      const pastRecordedCut = state.recordedLast !== undefined && offset > state.recordedLast
+      const pastRecordedCut = state.recordedLast !== undefined && comparePositions(position, state.recordedLast) > 0
       const overSize = state.bytes + recordBytes > options.maxBytes
       if (pastRecordedCut || overSize) {
         waiting.push(close(partition, state, pastRecordedCut ? "recorded" : "bytes"))
@@ -188,7 +217,7 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
         lastPosition: checked.position,
         bytes: envelopeBytes,
         startedAt: now,
-        recordedLast: recordedCuts.get(`${partition}\u0000${offset}`)
+        recordedLast: recordedCuts.get(cutStart(partition, offset, position.child?.index))
       }
       open.set(partition, state)
     }
@@ -196,7 +225,7 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
     state.bytes += recordBytes
     state.toSeq = checked.seq
     state.lastPosition = checked.position
-    if (state.recordedLast !== undefined && offset >= state.recordedLast) {
+    if (state.recordedLast !== undefined && comparePositions(position, state.recordedLast) >= 0) {
       waiting.push(close(partition, state, "recorded"))
     } else if (state.records.length >= options.max) {
       waiting.push(close(partition, state, "count"))
@@ -234,16 +263,25 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
 
 /** The partition a unit belongs to. @since 0.1.0 */
 export const unitPartition = (unit: Unit): string =>
-  unit._tag === "Batch" ? unit.batch.partition : unit.letter.position.partition
+  unit._tag === "Batch" ? unit.batch.partition : unit._tag === "Dead" ? unit.letter.position.partition : unit.position.partition
 
 const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
-  unit._tag === "Batch" && unit.batch.closedBy !== "recorded"
-    ? [{
-      partition: unit.batch.partition,
-      first: unit.batch.records[0]!.position.offset,
-      last: unit.batch.records[unit.batch.records.length - 1]!.position.offset
-    }]
-    : []
+  unit._tag === "Batch" && unit.batch.closedBy !== "recorded" ? [batchCut(unit.batch)] : []
+
+/**
+ * A batch's boundary: the positions of its first and last records (with their child indexes
+ * when they are children of a `flatMap`).
+ *
+ * @since 0.1.0
+ */
+export const batchCut = (batch: Pick<Batch, "partition" | "records">): BatchCut => {
+  const first = batch.records[0]!.position
+  const last = batch.records[batch.records.length - 1]!.position
+  const cut: BatchCut = { partition: batch.partition, first: first.offset, last: last.offset }
+  return first.child === undefined && last.child === undefined
+    ? cut
+    : { ...cut, firstChild: first.child?.index, lastChild: last.child?.index }
+}
 
 /**
  * Whether closed units should go out now rather than wait for more: when many wait, or when a

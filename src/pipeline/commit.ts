@@ -8,7 +8,7 @@ import { Effect, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import type { DeliveredUnit } from "./deliver.js"
-import type { Position } from "./Source.js"
+import { isCommitPoint, type Position } from "./Source.js"
 
 interface PartitionState {
   /** The lowest element number not yet delivered. */
@@ -63,7 +63,7 @@ export class CommitTracker {
 
   /**
    * Marks elements `fromSeq..toSeq` delivered. Returns the position to commit when the
-   * contiguous prefix grew, or undefined.
+   * contiguous prefix grew to a commit point (see `isCommitPoint`), or undefined.
    */
   delivered(partition: string, fromSeq: number, toSeq: number, lastPosition: Position): Position | undefined {
     const state = this.state(partition)
@@ -72,7 +72,8 @@ export class CommitTracker {
     for (let range = state.done.get(state.next); range !== undefined; range = state.done.get(state.next)) {
       state.done.delete(state.next)
       state.next = range.toSeq + 1
-      committable = range.lastPosition
+      // A parent's position is committed with its last child, never before.
+      if (isCommitPoint(range.lastPosition)) committable = range.lastPosition
     }
     dropDeliveredMarks(state)
     return committable

@@ -105,12 +105,24 @@ export const uuidV5 = (name: string): string => {
 
 /**
  * The idempotency key of the records `first..last` of a partition: the same source
- * coordinates always give the same key.
+ * coordinates always give the same key. Children of a `flatMap` add their child indexes
+ * (`firstChild`, `lastChild`); without them the key is what it always was.
  *
  * @since 0.1.0
  */
-export const idempotencyKey = (datasetId: string, sourceName: string, partition: string, first: number, last: number) =>
-  uuidV5(JSON.stringify([datasetId, sourceName, partition, first, last]))
+export const idempotencyKey = (
+  datasetId: string,
+  sourceName: string,
+  partition: string,
+  first: number,
+  last: number,
+  children?: { readonly firstChild: number | undefined; readonly lastChild: number | undefined }
+) =>
+  uuidV5(JSON.stringify(
+    children === undefined || (children.firstChild === undefined && children.lastChild === undefined)
+      ? [datasetId, sourceName, partition, first, last]
+      : [datasetId, sourceName, partition, first, last, children.firstChild ?? null, children.lastChild ?? null]
+  ))
 
 const terminal = new Set(["success", "failed", "purged", "error"])
 
@@ -265,7 +277,8 @@ export const makeDeliver = (options: DeliveryOptions): (batch: Batch) => Effect.
   const send = (partition: string, records: ReadonlyArray<BatchRecord>): Effect.Effect<Delivered, DeliveryError> => {
     const first = records[0]!.position.offset
     const last = records[records.length - 1]!.position.offset
-    const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, partition, first, last) : null
+    const children = { firstChild: records[0]!.position.child?.index, lastChild: records[records.length - 1]!.position.child?.index }
+    const key = api === "v2" ? idempotencyKey(datasetId, options.sourceName, partition, first, last, children) : null
     const posted = request(partition, records, {
       method: "POST",
       path: dataPath,
@@ -351,18 +364,22 @@ export const deliveredBatch = (batch: Batch, outcome: Delivered): DeliveredUnit 
 })
 
 /**
- * A dead letter read outside any batch as a `DeliveredUnit`: there is nothing to send.
+ * A dead letter read outside any batch (or a record a typed stage dropped) as a
+ * `DeliveredUnit`: there is nothing to send.
  *
  * @since 0.1.0
  */
-export const deliveredLetter = ({ letter, seq }: Extract<Unit, { _tag: "Dead" }>): DeliveredUnit => ({
-  partition: letter.position.partition,
-  fromSeq: seq,
-  toSeq: seq,
-  lastPosition: letter.position,
-  letters: [letter],
-  outcome: undefined
-})
+export const deliveredLetter = (unit: Extract<Unit, { _tag: "Dead" | "Skipped" }>): DeliveredUnit => {
+  const position = unit._tag === "Dead" ? unit.letter.position : unit.position
+  return {
+    partition: position.partition,
+    fromSeq: unit.seq,
+    toSeq: unit.seq,
+    lastPosition: position,
+    letters: unit._tag === "Dead" ? [unit.letter] : [],
+    outcome: undefined
+  }
+}
 
 /**
  * `send` and `track` as a stream stage: delivers each unit of `batch`, at most `concurrency`
@@ -387,7 +404,7 @@ export const deliverUnits: {
   return Stream.mapEffect(
     self,
     (unit): Effect.Effect<DeliveredUnit, DeliveryError> =>
-      unit._tag === "Dead"
+      unit._tag !== "Batch"
         ? Effect.succeed(deliveredLetter(unit))
         : Effect.map(deliverBatch(unit.batch), (outcome) => deliveredBatch(unit.batch, outcome)),
     { concurrency: options.concurrency ?? 4, unordered: true }

@@ -7,8 +7,10 @@ import type { DeadLetter } from "./DeadLetter.js"
 import type { Position } from "./Source.js"
 
 /**
- * Counters of a run so far. Every element read ends up stored, rejected by the service or
- * dead-lettered: `read = accepted + rejected + deadLettered` once nothing is in flight.
+ * Counters of a run so far. Every element read ends up stored, rejected by the service,
+ * dead-lettered or dropped by a typed stage: `read = accepted + rejected + deadLettered +
+ * dropped` once nothing is in flight. With typed records, elements are counted after the
+ * typed stages (a `flatMap`'s children each count).
  *
  * @since 0.1.0
  */
@@ -24,6 +26,8 @@ export interface Progress {
   /** Records the service refused one by one (they are dead-lettered too). */
   readonly rejected: number
   readonly deadLettered: number
+  /** Records a typed stage dropped on purpose (`Typed.filter`, a `flatMap` to nothing): committed, not sent. */
+  readonly dropped: number
   /** Batches posted and not yet at a terminal ingestion state. */
   readonly inFlight: number
   /** The committed position per partition. */
@@ -41,6 +45,7 @@ export const emptyProgress = (startedAt: number): Progress => ({
   accepted: 0,
   rejected: 0,
   deadLettered: 0,
+  dropped: 0,
   inFlight: 0,
   committed: {},
   oldestUnackedMillis: 0,

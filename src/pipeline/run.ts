@@ -24,17 +24,25 @@ import {
   type PartitionEvent,
   type Position,
   type Source,
-  withCheckpoint
+  withCheckpoint,
+  elementPosition
 } from "./Source.js"
+import * as Typed from "./Typed.js"
 import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
 
 /**
  * @since 0.1.0
  */
-export interface PipelineConfig<E, R> {
+export interface PipelineConfig<E, R, E2 = never, R2 = never> {
   /** A `Source` (its positions in `checkpoint`) or a `PartitionedSource` (which keeps its own). */
   readonly source: Source<E, R, any> | PartitionedSource<E, R, any>
   readonly destination: Destination
+  /**
+   * Typed records (`Typed.records`): each record is decoded with the user's schema,
+   * transformed, and encoded with the output schema, which must agree with the dataset's
+   * schema (checked at start: one error lists every mismatched column).
+   */
+  readonly records?: Typed.Records<E2, R2> | undefined
   /** The dataset's schema; read from the service when not given. */
   readonly schema?: DatasetSchema | undefined
   /** Where a `Source`'s positions and cuts live (a `PartitionedSource` brings its own). */
@@ -72,7 +80,7 @@ export class SchemaError extends Data.TaggedError("SchemaError")<{ readonly reas
 }
 
 /** @since 0.1.0 */
-export type PipelineError = DeliveryError | CheckpointError | DeadLetterError | SchemaError
+export type PipelineError = DeliveryError | CheckpointError | DeadLetterError | SchemaError | Typed.TransformError
 
 /** Defaults: 100 records, 1 MB of body, 500 ms linger. @since 0.1.0 */
 export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis" } as const
@@ -103,15 +111,32 @@ export const fetchSchema = (client: TributaryClientService, datasetId: string): 
   )
 
 /**
+ * The output schema of typed records against the destination's schema: stops with one error
+ * that lists every mismatched column (or every field the service cannot store).
+ */
+const checkOutputSchema = (records: Typed.Records<unknown, unknown>, schema: DatasetSchema, datasetId: string) =>
+  Effect.flatMap(
+    Effect.mapError(records.columns, (error) => new SchemaError({ reason: error.reason })),
+    (columns) => {
+      const mismatches = Typed.compareSchemas(columns, schema)
+      return mismatches.length === 0 ? Effect.void : Effect.fail(
+        new SchemaError({
+          reason: `the output schema does not match dataset ${datasetId} in ${mismatches.length} column(s): ${mismatches.join("; ")}`
+        })
+      )
+    }
+  )
+
+/**
  * Runs a pipeline to the end of its source (a finite source) or until interrupted, and
  * answers the final progress.
  *
  * @since 0.1.0
  */
-export const run = <E, R>(
+export const run = <E, R, E2 = never, R2 = never>(
   client: TributaryClientService,
-  config: PipelineConfig<E, R>
-): Effect.Effect<Progress, E | PipelineError, R> =>
+  config: PipelineConfig<E, R, E2, R2>
+): Effect.Effect<Progress, E | E2 | PipelineError, R | R2> =>
   Effect.gen(function*() {
     const concurrency = config.concurrency ?? 4
     if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
@@ -122,6 +147,7 @@ export const run = <E, R>(
     }
     const source = asPartitioned(config.source, config.checkpoint!)
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
+    if (config.records !== undefined) yield* checkOutputSchema(config.records, schema, config.destination.datasetId)
     const tracker = new CommitTracker()
     // Counters change for every record: one mutable object, copied only for snapshots.
     const progress: { -readonly [K in keyof Progress]: Progress[K] } = emptyProgress(yield* Clock.currentTimeMillis)
@@ -279,17 +305,22 @@ export const run = <E, R>(
         })
 
     // Numbering, the read clock, validation and the counters in one pass over each chunk.
-    // Partition events pass through, in their place among the elements.
+    // Partition events pass through, in their place among the elements (and through the
+    // typed stages, which are the same combinators a hand-made pipeline uses).
     const check = checkElement(schema)
-    const checked: Stream.Stream<Checked | PartitionEvent, E | CheckpointError, R> = Stream.mapChunks(
-      source.events,
+    const elements: Stream.Stream<Typed.Event<unknown>, E | E2 | PipelineError, R | R2> = config.records === undefined
+      ? source.events
+      : config.records.through(source.events)
+    const checked: Stream.Stream<Checked | PartitionEvent, E | E2 | PipelineError, R | R2> = Stream.mapChunks(
+      elements,
       (chunk) => {
         const now = Date.now()
         return Chunk.map(chunk, (element) => {
           if (isPartitionEvent(element)) return element
-          const result = check(element, tracker.read(element.position.partition, now))
+          const result = check(element, tracker.read(elementPosition(element).partition, now))
           progress.read++
           if (result._tag === "Valid") progress.valid++
+          else if (result._tag === "Skipped") progress.dropped++
           return result
         })
       }
@@ -383,12 +414,12 @@ export const run = <E, R>(
  *
  * @since 0.1.0
  */
-export const events = <E, R>(
+export const events = <E, R, E2 = never, R2 = never>(
   client: TributaryClientService,
-  config: PipelineConfig<E, R>,
+  config: PipelineConfig<E, R, E2, R2>,
   options: { readonly bufferSize?: number | undefined } = {}
-): Stream.Stream<PipelineEvent, E | PipelineError, R> =>
-  Stream.asyncScoped<PipelineEvent, E | PipelineError, R>((emit) =>
+): Stream.Stream<PipelineEvent, E | E2 | PipelineError, R | R2> =>
+  Stream.asyncScoped<PipelineEvent, E | E2 | PipelineError, R | R2>((emit) =>
     Effect.forkScoped(
       run(client, {
         ...config,

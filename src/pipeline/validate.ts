@@ -8,7 +8,7 @@ import { dual } from "effect/Function"
 import { checkRecord, type Column } from "../records.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter } from "./DeadLetter.js"
-import type { Position, SourceElement } from "./Source.js"
+import { type Element, elementPosition, isPartitionEvent, type PartitionEvent, type Position } from "./Source.js"
 
 /**
  * An element with its place in the run: `seq` numbers the elements of a partition densely
@@ -18,7 +18,7 @@ import type { Position, SourceElement } from "./Source.js"
  */
 export interface Sequenced {
   readonly seq: number
-  readonly element: SourceElement
+  readonly element: Element
 }
 
 /**
@@ -36,6 +36,8 @@ export type Checked =
     readonly json: string
   }
   | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
+  /** Dropped on purpose by a typed stage: nothing to send, committed like the rest. */
+  | { readonly _tag: "Skipped"; readonly seq: number; readonly position: Position }
 
 /**
  * The destination dataset's columns and primary key.
@@ -64,7 +66,9 @@ export const checkElement = (schema: DatasetSchema) => {
     primaryKey: schema.primaryKey,
     addUnknownColumns: schema.allowNewColumns ?? false
   }
-  return (element: SourceElement, seq: number): Checked => {
+  return (element: Element, seq: number): Checked => {
+    if (element._tag === "Dead") return { _tag: "Dead", seq, letter: element.letter }
+    if (element._tag === "Dropped") return { _tag: "Skipped", seq, position: element.position }
     if (element._tag === "Malformed") {
       return {
         _tag: "Dead",
@@ -90,18 +94,22 @@ export const checkElement = (schema: DatasetSchema) => {
 }
 
 /**
- * Numbers the elements of a source per partition, densely from 0 in reading order: the
+ * Numbers the elements of a source (or of typed stages after it) per partition, densely from 0 in reading order: the
  * `seq` that batching and committing count on. Numbering starts afresh with every run of the
  * stream (a resumed source starts after its committed position).
  *
  * @since 0.1.0
  */
-export const sequence = <E, R>(self: Stream.Stream<SourceElement, E, R>): Stream.Stream<Sequenced, E, R> =>
+export const sequence = <E, R>(self: Stream.Stream<Element | PartitionEvent, E, R>): Stream.Stream<Sequenced, E, R> =>
   Stream.suspend(() => {
     // The numbering `run` uses; the read clock is not needed here.
     const numbering = new CommitTracker()
     return Stream.mapChunks(self, (chunk) =>
-      Chunk.map(chunk, (element): Sequenced => ({ seq: numbering.read(element.position.partition, 0), element })))
+      Chunk.map(chunk, (element): Sequenced => {
+        // Typed stages pass partition events through for `run`; a `Source`'s elements have none.
+        if (isPartitionEvent(element)) throw new Error("sequence: partition events need run (a PartitionedSource)")
+        return { seq: numbering.read(elementPosition(element).partition, 0), element }
+      }))
   })
 
 /**

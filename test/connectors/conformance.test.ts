@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Redacted, Schedule, type Scope } from "effect"
+import { Context, Data, Effect, Fiber, Layer, Redacted, Schedule, Schema, type Scope } from "effect"
 import { Kafka as KafkaJs, logLevel } from "kafkajs"
 import * as Kafka from "../../connectors/kafka/index.js"
 import * as Ndjson from "../../connectors/ndjson/index.js"
@@ -19,6 +19,7 @@ import { TributaryClient, type TributaryClientService } from "../../src/client/i
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { run, type PipelineConfig } from "../../src/pipeline/run.js"
+import * as Typed from "../../src/pipeline/Typed.js"
 import { json, scriptedServer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
 import { kafkaBrokers } from "../support/services.js"
@@ -110,6 +111,13 @@ const runToEnd = (
 
 const schema = { columns: [{ id: "id", dataType: "string" as const }, { id: "n", dataType: "number" as const }], primaryKey: ["id"] }
 
+/** Typed records: an order of skus in, one item per sku out, priced by a lookup. */
+const OrderSkus = Schema.Struct({ order: Schema.String, skus: Schema.Array(Schema.String), test: Schema.optional(Schema.Boolean) })
+const Item = Schema.Struct({ id: Schema.String, sku: Schema.String, price: Schema.Number })
+class UnknownSku extends Data.TaggedError("UnknownSku")<{ readonly message: string }> {}
+const priceOf = (sku: string) =>
+  sku === "missing" ? Effect.fail(new UnknownSku({ message: `no price for ${sku}` })) : Effect.succeed(sku.length * 1.5)
+
 /** A client whose connection pool lives as long as the test. */
 const standaloneClient = (baseUrl: string) =>
   Effect.map(
@@ -197,6 +205,51 @@ for (const harness of [ndjsonHarness, kafkaHarness]) {
         expect(second.progress.accepted).toBe(3)
         const keyOf = new Map(posts(failing.arrivals).map((a) => [idsOf(a.body)[0], a.headers["idempotency-key"]]))
         for (const arrival of posts(healthy.arrivals)) expect(arrival.headers["idempotency-key"]).toBe(keyOf.get(idsOf(arrival.body)[0]))
+      }))
+
+    it.scoped("typed records: decoded, filtered, exploded and enriched; failures dead-lettered with their paths; all committed; a restart sends nothing", () =>
+      Effect.gen(function*() {
+        const client = yield* clientFor("acme-admin")
+        const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "conformance typed" }, headers: {} })
+        const datasetId = yield* Typed.createDataset(client, Item, { dataSourceId: dataSource.data.id, name: "items", primaryKey: ["id"] })
+        const lines = [
+          ...Array.from({ length: 60 }, (_, i) => JSON.stringify({ order: `o${i}`, skus: Array.from({ length: (i % 4) }, (_, j) => `s${j}`) })),
+          JSON.stringify({ order: "test", skus: ["s1"], test: true }), // 60: filtered
+          JSON.stringify({ order: "bad", skus: ["s1", 2] }), // 61: decode fails at skus[1]
+          JSON.stringify({ order: "lookup", skus: ["s1", "missing", "s2"] }), // 62: the lookup fails for its second child
+          "{not json" // 63
+        ]
+        const expected = [
+          ...Array.from({ length: 60 }, (_, i) => Array.from({ length: i % 4 }, (_, j) => `o${i}/s${j}`)).flat(),
+          "lookup/s1",
+          "lookup/s2"
+        ].sort()
+        const source = yield* harness.create(lines)
+        const records = Typed.records({
+          decode: OrderSkus,
+          transform: (orders) =>
+            orders.pipe(
+              Typed.filter((o) => o.test !== true),
+              Typed.flatMap((o) => o.skus.map((sku) => ({ order: o.order, sku }))),
+              Typed.mapEffect(({ order, sku }) => Effect.map(priceOf(sku), (price) => ({ id: `${order}/${sku}`, sku, price })))
+            ),
+          encode: Item
+        })
+        const first = yield* runToEnd(client, source.open, datasetId, { records, batch: { max: 7, linger: "20 millis" } })
+        expect(yield* storedIds(client, datasetId).pipe(Effect.map((ids) => ids.sort()))).toEqual(expected)
+        expect(first.progress.accepted).toBe(expected.length)
+        const letters = [...first.letters].sort((a, b) => a.position.offset - b.position.offset)
+        expect(letters.map((l) => [l.position.offset - letters[0]!.position.offset, l.stage, l.reason.code, l.reason.field])).toEqual([
+          [0, "decode", "decode_failed", "skus[1]"],
+          [1, "transform", "UnknownSku", null],
+          [2, "source", "invalid_json", null]
+        ])
+        expect(letters[1]!.position.child).toEqual({ index: 1, of: 3 })
+        // Orders without skus (i % 4 === 0) and the test order were dropped, and committed.
+        expect(first.progress.dropped).toBe(16)
+
+        const second = yield* runToEnd(client, source.open, datasetId, { records })
+        expect(second.progress.read).toBe(0)
       }))
 
     it.scoped("resumes after a crash in the middle of a run: every record stored exactly once", () =>

@@ -25,13 +25,12 @@ import {
   storedBatches,
   type Attempt,
   type CheckpointFile,
-  writeSource
+  writeSource,
+  crashSeed
 } from "../support/crash.js"
 import { seededRandom } from "../../src/server/faults.js"
 
-const seed = process.env["TRIBUTARY_CRASH_SEED"] !== undefined
-  ? Number(process.env["TRIBUTARY_CRASH_SEED"])
-  : Math.floor(Math.random() * 2 ** 31)
+const seed = crashSeed()
 const apiKey = "crash-test-key"
 const validRecords = 100_000
 const invalidRecords = 50

@@ -9,6 +9,10 @@ import { binPath } from "./cli.js"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The seed of a crash test's kills and faults: TRIBUTARY_CRASH_SEED, or a random one. */
+export const crashSeed = (): number =>
+  process.env["TRIBUTARY_CRASH_SEED"] !== undefined ? Number(process.env["TRIBUTARY_CRASH_SEED"]) : Math.floor(Math.random() * 2 ** 31)
+
 /**
  * One API call, retried while the server answers an injected fault (429, 5xx) or drops the
  * connection; any other answer is returned as it is. Only used for calls that are safe to
@@ -170,7 +174,7 @@ const fileText = (path: string): string | undefined => {
 }
 
 /**
- * Runs `tributary ingest ...args`. With `killAfterMs`, the child is killed with SIGKILL (no
+ * Runs `tributary ingest ...args` (or `options.command ...args`). With `killAfterMs`, the child is killed with SIGKILL (no
  * chance to flush or clean up) that long after its first commit, that is once the
  * checkpoint file first changes (the command takes a few seconds to start, and a kill
  * before it sends anything proves little); if no commit shows within `anchorLimitMs`,
@@ -184,6 +188,9 @@ export const runIngest = (
     readonly anchorLimitMs?: number
     /** Fed to standard input in bursts of lines with pauses between them (for `ingest -`). */
     readonly stdin?: { readonly text: string; readonly random: () => number; readonly maxBurst: number; readonly maxPauseMs: number }
+    /** Another job to run instead of `tributary ingest` (`args` follow it), with extra environment. */
+    readonly command?: ReadonlyArray<string> | undefined
+    readonly env?: Readonly<Record<string, string>> | undefined
   },
   timeoutMs = 180_000
 ): Promise<Attempt> =>
@@ -191,8 +198,9 @@ export const runIngest = (
     const { checkpointPath, killAfterMs } = options
     const started = Date.now()
     const before = fileText(checkpointPath)
-    const child = spawn(process.execPath, [binPath, "ingest", ...args], {
-      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"]
+    const child = spawn(process.execPath, [...(options.command ?? [binPath, "ingest"]), ...args], {
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      env: { ...process.env, ...options.env }
     })
     running.add(child)
     let firstCommitMs: number | undefined

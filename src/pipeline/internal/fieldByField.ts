@@ -1,0 +1,141 @@
+/**
+ * The fast path of typed decode and encode: a plain struct converted field by field, each
+ * field through a function compiled from its AST. Effect's struct parser cost 5.9 µs to decode
+ * and 6.0 µs to encode a 6-field record with a date; this path about 1.2 µs each. It only ever
+ * answers "converted" or "not here": on any failure the caller runs the whole schema, whose
+ * answer and message are the ones that count.
+ *
+ * @internal
+ */
+import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+
+/**
+ * A plain check of a value against a schema without transformations, compiled from its AST
+ * (`typeof`, `===`, and the refinements' own filters); undefined for anything else.
+ */
+const guardOf = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "Refinement": {
+      const from = guardOf(ast.from)
+      if (from === undefined) return undefined
+      const refinement = ast
+      return (u) => from(u) && Option.isNone(refinement.filter(u, SchemaAST.defaultParseOption, refinement))
+    }
+    case "Union": {
+      const members = ast.types.map(guardOf)
+      if (members.some((member) => member === undefined)) return undefined
+      const checks = members as Array<(u: unknown) => boolean>
+      return (u) => checks.some((check) => check(u))
+    }
+    case "TupleType": {
+      const element = ast.elements.length === 0 && ast.rest.length === 1 ? guardOf(ast.rest[0]!.type) : undefined
+      if (element === undefined) return undefined
+      return (u) => Array.isArray(u) && u.every(element)
+    }
+    default:
+      return undefined
+  }
+}
+
+/** What a compiled conversion answers when the value does not pass. */
+const failed: unique symbol = Symbol("tributary/Typed/failed")
+
+/**
+ * A conversion compiled from an AST, one way, for what the fast path handles: guarded types
+ * pass as they are; refinements, declarations (`DateFromSelf`) and transformations whose own
+ * functions answer at once (`Date`, `DateFromString`, `DateTimeUtc`) are run directly, in the
+ * order Effect's parser runs them. Undefined for anything else (the field then goes through its
+ * own schema).
+ */
+const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
+  const guard = guardOf(ast)
+  if (guard !== undefined) return (u) => (guard(u) ? u : failed)
+  switch (ast._tag) {
+    case "Refinement": {
+      const refinement = ast
+      if (direction === "decode") {
+        const from = conversionOf(ast.from, direction)
+        if (from === undefined) return undefined
+        return (u) => {
+          const a = from(u)
+          return a !== failed && Option.isNone(refinement.filter(a, SchemaAST.defaultParseOption, refinement)) ? a : failed
+        }
+      }
+      // Encoding checks the type side (refinement included), then encodes what it refines.
+      const type = conversionOf(SchemaAST.typeAST(ast), "decode")
+      const from = conversionOf(ast.from, direction)
+      if (type === undefined || from === undefined) return undefined
+      return (u) => (type(u) === failed ? failed : from(u))
+    }
+    case "Declaration": {
+      const parse = direction === "decode" ? ast.decodeUnknown(...ast.typeParameters) : ast.encodeUnknown(...ast.typeParameters)
+      const declaration = ast
+      return (u) => {
+        const result = parse(u, SchemaAST.defaultParseOption, declaration)
+        return Either.isEither(result) && Either.isRight(result) ? result.right : failed
+      }
+    }
+    case "Transformation": {
+      if (ast.transformation._tag !== "FinalTransformation") return undefined
+      const transform = direction === "decode" ? ast.transformation.decode : ast.transformation.encode
+      const from = conversionOf(direction === "decode" ? ast.from : ast.to, direction)
+      const to = conversionOf(direction === "decode" ? ast.to : ast.from, direction)
+      if (from === undefined || to === undefined) return undefined
+      const transformation = ast
+      return (u) => {
+        const a = from(u)
+        if (a === failed) return failed
+        const result = transform(a, SchemaAST.defaultParseOption, transformation, u)
+        return Either.isEither(result) && Either.isRight(result) ? to(result.right) : failed
+      }
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A faster path for the common case, a plain struct: each field on its own, through a
+ * conversion compiled from its AST (`conversionOf`) or else its own schema. It answers
+ * `undefined` when any field fails (or the schema is not a plain struct), and the caller then
+ * runs the whole schema, whose answer (and error message) is the one that counts.
+ */
+/** @internal */
+export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((input: unknown) => object | undefined) | undefined => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
+  const fields = ast.propertySignatures.map((field) => {
+    const schema = Schema.make(field.type)
+    const parse = direction === "decode" ? ParseResult.decodeUnknownEither(schema) : ParseResult.encodeUnknownEither(schema)
+    const convert = conversionOf(field.type, direction) ?? ((u: unknown) => {
+      const result = parse(u)
+      return Either.isRight(result) ? result.right : failed
+    })
+    return { name: field.name, optional: field.isOptional, convert }
+  })
+  return (input) => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
+    const record = input as Record<PropertyKey, unknown>
+    const out: Record<PropertyKey, unknown> = {}
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i]!
+      if (!(field.name in record)) {
+        if (field.optional) continue
+        return undefined
+      }
+      const converted = field.convert(record[field.name])
+      if (converted === failed) return undefined
+      out[field.name] = converted
+    }
+    return out
+  }
+}

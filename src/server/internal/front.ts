@@ -76,25 +76,32 @@ export const sendJson = (
 }
 
 /**
- * Sends a wire error with the envelope; a 413 closes the connection (the rest of the body is
- * not read).
+ * Sends a wire error with the envelope; with `close`, the connection ends after it (the rest
+ * of a body is not read).
  *
  * @since 0.1.0
  */
-export const sendWireError = (response: ServerResponse, error: WireError) => {
+export const sendWireError = (response: ServerResponse, error: WireError, close = false) => {
   const { status, text } = errorAnswer(error)
   response.setHeader("x-request-id", error.requestId)
-  sendJson(response, status, text, error._tag === "PayloadTooLarge" ? { connection: "close" } : undefined)
+  sendJson(response, status, text, close ? { connection: "close" } : undefined)
 }
 
 const refuse = (
   response: ServerResponse,
   tag: WireError["_tag"],
-  problem: { readonly code: string; readonly message: string; readonly field?: string | null }
-) => sendWireError(response, wireErrorOf(tag, newRequestId(), problem))
+  problem: { readonly code: string; readonly message: string; readonly field?: string | null },
+  close = false
+) => sendWireError(response, wireErrorOf(tag, newRequestId(), problem), close)
 
-const tooLarge = (response: ServerResponse, detail: string) =>
-  refuse(response, "PayloadTooLarge", { code: "payload_too_large", message: `the request body is over the size limit${detail}` })
+/**
+ * 413. A body whose declared length is over the limit is left to node, which reads and drops
+ * the rest so that the client sees the answer (a client still writing gets EPIPE from a closed
+ * connection) and the connection stays usable; the request timeout bounds how long. A chunked
+ * body has no end to wait for: the connection is closed.
+ */
+const tooLarge = (response: ServerResponse, detail: string, close: boolean) =>
+  refuse(response, "PayloadTooLarge", { code: "payload_too_large", message: `the request body is over the size limit${detail}` }, close)
 
 const bodiless = new Set(["GET", "HEAD", "OPTIONS"])
 
@@ -150,7 +157,7 @@ export class FrontServer extends Server {
     if (hasBody) {
       const maxBytes = this.options.maxBodyBytes
       if (declared !== undefined && Number(declared) > maxBytes) {
-        return tooLarge(response, ` (${declared} bytes; the limit is ${maxBytes})`)
+        return tooLarge(response, ` (${declared} bytes; the limit is ${maxBytes})`, false)
       }
       const contentType = headers["content-type"]
       if (contentType === undefined || !isJsonType(contentType)) {
@@ -164,7 +171,7 @@ export class FrontServer extends Server {
     }
     readBody(request, this.options.maxBodyBytes, (body) => {
       if (body === undefined) return
-      if (body === "too large") return tooLarge(response, "")
+      if (body === "too large") return tooLarge(response, "", true)
       this.checked(request, response, body)
     })
   }

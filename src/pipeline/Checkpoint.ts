@@ -113,11 +113,11 @@ export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointErr
   })
 
 /**
- * Reads a checkpoint file; a missing file is an empty checkpoint.
+ * Reads a JSON file; a missing file is `undefined`.
  *
  * @since 0.1.0
  */
-export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
+export const readJsonFile = (path: string): Effect.Effect<unknown, CheckpointError> =>
   Effect.tryPromise({
     try: () => readFile(path, "utf8"),
     catch: (cause) => cause
@@ -127,21 +127,28 @@ export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, Chec
       () => Effect.succeed(undefined)
     ),
     Effect.mapError((cause) => new CheckpointError({ reason: `cannot read checkpoint ${path}: ${String(cause)}`, cause })),
-    Effect.flatMap((text) => {
-      if (text === undefined) return Effect.succeed(emptyCheckpoint)
-      return Effect.try({
-        try: () => {
-          const parsed = JSON.parse(text) as Partial<Checkpoint>
-          if (typeof parsed !== "object" || parsed === null || typeof parsed.positions !== "object" || !Array.isArray(parsed.cuts)) {
-            throw new Error("expected { positions, cuts }")
-          }
-          return { positions: parsed.positions ?? {}, cuts: parsed.cuts } as Checkpoint
-        },
-        catch: (cause) =>
-          new CheckpointError({ reason: `checkpoint ${path} is not a valid checkpoint: ${(cause as Error).message}`, cause })
+    Effect.flatMap((text) =>
+      text === undefined ? Effect.succeed(undefined) : Effect.try({
+        try: () => JSON.parse(text) as unknown,
+        catch: (cause) => new CheckpointError({ reason: `checkpoint ${path} is not JSON: ${(cause as Error).message}`, cause })
       })
-    })
+    )
   )
+
+/**
+ * Reads a checkpoint file; a missing file is an empty checkpoint.
+ *
+ * @since 0.1.0
+ */
+export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
+  Effect.flatMap(readJsonFile(path), (json) => {
+    if (json === undefined) return Effect.succeed(emptyCheckpoint)
+    const parsed = json as Partial<Checkpoint>
+    if (typeof parsed !== "object" || parsed === null || typeof parsed.positions !== "object" || !Array.isArray(parsed.cuts)) {
+      return Effect.fail(new CheckpointError({ reason: `checkpoint ${path} is not a valid checkpoint: expected { positions, cuts }` }))
+    }
+    return Effect.succeed({ positions: parsed.positions ?? {}, cuts: parsed.cuts } as Checkpoint)
+  })
 
 let writes = 0
 
@@ -156,16 +163,23 @@ const removeStaleTemporaries = (path: string) =>
     )
   })
 
-/**
- * Uninterruptible: an interrupted promise would go on writing while the next write starts.
- */
 const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effect<void, CheckpointError> =>
+  writeFileAtomically(path, JSON.stringify({ version: 1, ...checkpoint }, null, 2))
+
+/**
+ * Replaces a file atomically: writes a temporary file, flushes it to disk and renames it over
+ * the old one. Uninterruptible: an interrupted promise would go on writing while the next
+ * write starts.
+ *
+ * @since 0.1.0
+ */
+export const writeFileAtomically = (path: string, text: string): Effect.Effect<void, CheckpointError> =>
   Effect.uninterruptible(Effect.tryPromise({
     try: async () => {
       const temporary = `${path}.${process.pid}.${writes++}.tmp`
       const handle = await open(temporary, "w")
       try {
-        await handle.writeFile(JSON.stringify({ version: 1, ...checkpoint }, null, 2))
+        await handle.writeFile(text)
         await handle.sync()
       } finally {
         await handle.close()

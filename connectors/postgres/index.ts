@@ -45,7 +45,7 @@ import {
   windowQuery
 } from "./sql.js"
 import * as State from "./state.js"
-import { type ColumnKind, columnType, convert, Oid, sessionSettings, textTypes } from "./types.js"
+import { type ColumnKind, columnType, convert, Oid, sessionOptions, textTypes } from "./types.js"
 
 export * from "./sql.js"
 export * from "./types.js"
@@ -99,9 +99,8 @@ export const makeClient = (settings: PostgresSettings): Effect.Effect<PostgresCl
   Effect.gen(function*() {
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const pool = new pg.Pool({ connectionString: Redacted.value(settings.url), max: settings.maxConnections ?? 10 })
-        // Queued on the connection before any query of ours.
-        pool.on("connect", (client) => void client.query(sessionSettings.join("; ")).catch(() => undefined))
+        // Set at connection start-up, before any query of ours.
+        const pool = new pg.Pool({ connectionString: Redacted.value(settings.url), max: settings.maxConnections ?? 10, options: sessionOptions })
         // An idle connection that breaks is dropped by the pool; the next query reports it.
         pool.on("error", () => undefined)
         return pool

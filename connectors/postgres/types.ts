@@ -200,13 +200,7 @@ const shorten = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` 
  *
  * @since 0.1.0
  */
-export const sessionSettings = [
-  "SET TIME ZONE 'UTC'",
-  "SET DateStyle = 'ISO, YMD'",
-  "SET IntervalStyle = 'iso_8601'",
-  "SET bytea_output = 'hex'",
-  "SET extra_float_digits = 1"
-] as const
+export const sessionOptions = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex -c extra_float_digits=1"
 
 /**
  * A `types` setting for `pg` that leaves every value in its text form.

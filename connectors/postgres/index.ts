@@ -235,6 +235,12 @@ export interface PostgresSource extends PartitionedSource<PostgresError | Checkp
   readonly plan: State.Plan
   /** The planner's estimate of the rows still to read in this generation. */
   readonly remaining: number
+  /**
+   * Gives up the partitions this process holds and has not finished (a checkpoint table's
+   * leases), so that others take them at once: run it after the run ended, when its last
+   * commits are written (a crashed process's leases run out instead).
+   */
+  readonly release: Effect.Effect<void>
 }
 
 /** Integer types: their key range is split by min and max. */
@@ -485,7 +491,8 @@ export const make = (
       columns,
       schema: { columns: columns.map((c) => ({ id: c.name, dataType: c.dataType })), primaryKey: options.key },
       plan,
-      remaining
+      remaining,
+      release: state.release
     }
   })
 

@@ -109,6 +109,8 @@ export interface BackfillState {
   readonly renew: Effect.Effect<void, CheckpointError>
   /** How often `renew` must run (undefined: never). */
   readonly renewEveryMillis: number | undefined
+  /** Gives up the partitions held and not done, for others to take at once (a stop, not a crash). */
+  readonly release: Effect.Effect<void>
 }
 
 /**
@@ -240,7 +242,8 @@ export const file = (path: string, source: string): BackfillState => {
     }),
     committedRows: Effect.sync(() => countCommitted(state!.partitions)),
     renew: Effect.void,
-    renewEveryMillis: undefined
+    renewEveryMillis: undefined,
+    release: Effect.void
   }
 }
 
@@ -449,6 +452,14 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
           })
       )
     }),
-    renewEveryMillis: Math.max(100, Math.floor(leaseMillis / 3))
+    renewEveryMillis: Math.max(100, Math.floor(leaseMillis / 3)),
+    release: Effect.suspend(() => {
+      if (plan === undefined) return Effect.void
+      return query(
+        "give the partitions up",
+        `UPDATE ${name} SET owner = NULL, lease_until = NULL WHERE source = $1 AND generation = $2 AND owner = $3 AND NOT done`,
+        [source, plan.generation, owner]
+      ).pipe(Effect.ignore)
+    })
   }
 }

@@ -90,7 +90,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       concurrency: options.concurrency,
       onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
-    }).pipe(Effect.ensuring(endProgress(process.stderr)))
+    }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
   })
 
 /** The message of a client failure: a transport error's, or the service's first error's. */

@@ -23,7 +23,8 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import { Context, Data, Effect, Layer, Option, Queue, Redacted, Schedule, type Scope, Stream } from "effect"
+import type { ConfigError } from "effect/ConfigError"
+import { type Config, Context, Data, Effect, Layer, Option, Queue, Redacted, Schedule, type Scope, Stream } from "effect"
 import * as Chunk from "effect/Chunk"
 import pg from "pg"
 import Cursor from "pg-cursor"
@@ -122,6 +123,19 @@ export const makeClient = (settings: PostgresSettings): Effect.Effect<PostgresCl
  */
 export const layer = (settings: PostgresSettings): Layer.Layer<PostgresClient, PostgresError> =>
   Layer.scoped(PostgresClient, makeClient(settings))
+
+/**
+ * The pool as a layer, its settings read from configuration.
+ *
+ * ```ts
+ * Postgres.layerConfig(Config.all({ url: Config.redacted("DATABASE_URL") }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (config: Config.Config<PostgresSettings>): Layer.Layer<PostgresClient, PostgresError | ConfigError> =>
+  Layer.unwrapEffect(Effect.map(config, layer))
 
 /**
  * A connection string with its password replaced, for messages.

@@ -46,7 +46,7 @@ import {
   windowQuery
 } from "./sql.js"
 import * as State from "./state.js"
-import { type ColumnKind, columnType, convert, Oid, sessionOptions, textTypes } from "./types.js"
+import { type ColumnKind, columnType, convert, Oid, sessionOptions, textTypes, Unrepresentable } from "./types.js"
 
 export * from "./sql.js"
 export * from "./types.js"
@@ -367,6 +367,8 @@ export const make = (
     const parallel = options.parallel ?? plan.partitions.length
     const chunkRows = options.chunkRows ?? 1000
     const keyIndexes = key.map((k) => columns.findIndex((c) => c.name === k.name))
+    const kinds = columns.map((c) => c.kind)
+    const names = columns.map((c) => c.name)
 
     /** One row as an element: a record, or a dead letter naming the key and the column. */
     const element = (row: Array<string | null>, partition: string, offset: number): SourceElement<PostgresResume> => {
@@ -377,17 +379,17 @@ export const make = (
       const position = { partition, offset, resume: { key: keyValues } }
       const record: Record<string, unknown> = {}
       for (let i = 0; i < columns.length; i++) {
-        const converted = convert(columns[i]!.kind, row[i]!)
-        if (!converted.ok) {
+        const converted = convert(kinds[i]!, row[i]!)
+        if (converted instanceof Unrepresentable) {
           const keyText = `(${options.key.join(", ")})=(${keyValues.join(", ")})`
           return {
             _tag: "Malformed",
             position,
-            problem: { code: converted.code, field: columns[i]!.name, message: `row ${keyText}: column ${columns[i]!.name}: ${converted.message}` },
-            raw: shown(JSON.stringify(Object.fromEntries(columns.map((c, j) => [c.name, row[j]]))))
+            problem: { code: converted.code, field: names[i]!, message: `row ${keyText}: column ${names[i]}: ${converted.message}` },
+            raw: shown(JSON.stringify(Object.fromEntries(names.map((name, j) => [name, row[j]]))))
           }
         }
-        record[columns[i]!.name] = converted.value
+        record[names[i]!] = converted
       }
       return { _tag: "Record", position, value: record }
     }

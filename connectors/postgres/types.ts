@@ -71,29 +71,33 @@ export const columnType = (kind: ColumnKind): ColumnType =>
   kind.elementOid !== undefined ? "string" : numberOids.has(kind.oid) ? "number" : datetimeOids.has(kind.oid) ? "datetime" : "string"
 
 /**
- * A value converted, or why it cannot be.
+ * Why a value cannot be sent. `convert` answers the value itself, or one of these: not a
+ * wrapper per value, since every column of every row goes through it (the wrappers were a
+ * good part of the source's garbage).
  *
  * @since 0.1.0
  */
-export type Converted =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly code: "not_a_number" | "inexact_number" | "unrepresentable_datetime" | "unrepresentable_array"; readonly message: string }
-
-const ok = (value: unknown): Converted => ({ ok: true, value })
+export class Unrepresentable {
+  constructor(
+    readonly code: "not_a_number" | "inexact_number" | "unrepresentable_datetime" | "unrepresentable_array",
+    readonly message: string
+  ) {}
+}
 
 /**
- * Converts one value's text form (null: SQL NULL) of a column of kind `kind`.
+ * Converts one value's text form (null: SQL NULL) of a column of kind `kind`: the record
+ * value, or why there is none.
  *
  * @since 0.1.0
  */
-export const convert = (kind: ColumnKind, text: string | null): Converted => {
-  if (text === null) return ok(null)
+export const convert = (kind: ColumnKind, text: string | null): unknown => {
+  if (text === null) return null
   if (kind.elementOid !== undefined) return convertArray(text)
   switch (kind.oid) {
     case Oid.int2:
     case Oid.int4:
     case Oid.oid:
-      return ok(Number(text))
+      return Number(text)
     case Oid.int8:
     case Oid.numeric:
     case Oid.float4:
@@ -104,11 +108,11 @@ export const convert = (kind: ColumnKind, text: string | null): Converted => {
     case Oid.timestamptz:
       return convertDatetime(text)
     case Oid.bool:
-      return ok(text === "t" ? "true" : "false")
+      return text === "t" ? "true" : "false"
     case Oid.bytea:
-      return ok(Buffer.from(text.slice(2), "hex").toString("base64"))
+      return Buffer.from(text.slice(2), "hex").toString("base64")
     default:
-      return ok(text)
+      return text
   }
 }
 
@@ -144,51 +148,51 @@ const sameDecimal = (a: string, b: string): boolean => {
   return x.negative === y.negative && x.digits === y.digits && x.exponent === y.exponent
 }
 
-const convertNumber = (text: string, oid: number): Converted => {
+const convertNumber = (text: string, oid: number): unknown => {
   if (text === "NaN" || text === "Infinity" || text === "-Infinity") {
-    return { ok: false, code: "not_a_number", message: `${text} is not a number the service can store` }
+    return new Unrepresentable("not_a_number", `${text} is not a number the service can store`)
   }
   const value = Number(text)
   // Real and double values are doubles already (their text is the shortest that reads back
-  // the same); integers and numerics must come through digit for digit, or not at all.
-  if (oid === Oid.float4 || oid === Oid.float8 || sameDecimal(text, String(value))) return ok(value)
-  return {
-    ok: false,
-    code: "inexact_number",
-    message: `${text} cannot be held exactly by a double (it would become ${value}); ` +
+  // the same); integers and numerics must come through digit for digit, or not at all. Most
+  // read back as they are, or with a numeric's trailing fraction zeros dropped.
+  if (oid === Oid.float4 || oid === Oid.float8) return value
+  const shortest = String(value)
+  if (shortest === text || shortest === withoutTrailingZeros(text) || sameDecimal(text, shortest)) return value
+  return new Unrepresentable(
+    "inexact_number",
+    `${text} cannot be held exactly by a double (it would become ${value}); ` +
       `cast it in the query (::float8 to accept the rounding, ::text to keep the digits as a string)`
-  }
+  )
 }
+
+const withoutTrailingZeros = (text: string) =>
+  text.indexOf(".") === -1 || text.indexOf("e") !== -1 ? text : text.replace(/\.?0+$/, "")
 
 // Postgres' ISO output in UTC: `2024-01-02`, `2024-01-02 03:04:05.123456`, `…+00` (timestamptz).
 const datetimePattern = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}:\d{2}:\d{2}(?:\.\d+)?)(\+00|Z)?)?$/
 
-const convertDatetime = (text: string): Converted => {
+const convertDatetime = (text: string): unknown => {
   const match = datetimePattern.exec(text)
   if (match === null) {
-    return {
-      ok: false,
-      code: "unrepresentable_datetime",
-      message: `${text} is not a date-time the service can store (infinite, before year 1 or after 9999)`
-    }
+    return new Unrepresentable(
+      "unrepresentable_datetime",
+      `${text} is not a date-time the service can store (infinite, before year 1 or after 9999)`
+    )
   }
   const [, year, month, day, time] = match
-  return ok(time === undefined ? `${year}-${month}-${day}` : `${year}-${month}-${day}T${time}Z`)
+  return time === undefined ? `${year}-${month}-${day}` : `${year}-${month}-${day}T${time}Z`
 }
 
-const convertArray = (text: string): Converted => {
-  if (/^\[[^\]]*\]=/.test(text)) return { ok: false, code: "unrepresentable_array", message: `an array with explicit bounds is not a list of strings` }
+const convertArray = (text: string): unknown => {
+  if (/^\[[^\]]*\]=/.test(text)) return new Unrepresentable("unrepresentable_array", "an array with explicit bounds is not a list of strings")
   const parser = pg.types.arrayParser as unknown as { create: (text: string, transform: (element: string) => string) => { parse: () => Array<unknown> } }
   const elements = parser.create(text, (element) => element).parse()
   for (const element of elements) {
-    if (element === null) {
-      return { ok: false, code: "unrepresentable_array", message: `${shorten(text)} holds NULL, which a list of strings cannot` }
-    }
-    if (Array.isArray(element)) {
-      return { ok: false, code: "unrepresentable_array", message: `${shorten(text)} is a nested array, not a list of strings` }
-    }
+    if (element === null) return new Unrepresentable("unrepresentable_array", `${shorten(text)} holds NULL, which a list of strings cannot`)
+    if (Array.isArray(element)) return new Unrepresentable("unrepresentable_array", `${shorten(text)} is a nested array, not a list of strings`)
   }
-  return ok(elements)
+  return elements
 }
 
 const shorten = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : text)

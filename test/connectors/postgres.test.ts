@@ -185,9 +185,12 @@ describe("pure parts", () => {
 
   it("a number is exact when its decimal digits survive the double, whatever its notation", () => {
     const kind = { name: "v", oid: Postgres.Oid.numeric }
-    expect(Postgres.convert(kind, "100.000")).toEqual({ ok: true, value: 100 })
-    expect(Postgres.convert(kind, "-0.0")).toEqual({ ok: true, value: -0 })
-    expect(Postgres.convert(kind, "123456789012345678")).toMatchObject({ ok: false, code: "inexact_number" })
+    expect(Postgres.convert(kind, "100.000")).toBe(100)
+    expect(Postgres.convert(kind, "-0.0")).toBe(-0)
+    expect(Postgres.convert(kind, "1.5e-7")).toBe(1.5e-7)
+    expect(Postgres.convert(kind, "0.30")).toBe(0.3)
+    expect(Postgres.convert(kind, "123456789012345678")).toMatchObject({ code: "inexact_number" })
+    expect(Postgres.convert(kind, "1.00000000000000000001")).toMatchObject({ code: "inexact_number" })
   })
 
   it("the connection string's password never shows in messages", () => {

@@ -15,6 +15,7 @@
 import { readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { rawIngest } from "./lib.mjs"
 
 const [mode, databaseUrl, relation, baseUrl, apiKey, datasetId, concurrencyText, partitionsText, chunkText] = process.argv.slice(2)
 const concurrency = Number(concurrencyText)
@@ -40,33 +41,11 @@ const report = (records) =>
 const raw = async () => {
   const { default: pg } = await import("pg")
   const { default: Cursor } = await import("pg-cursor")
-  const { request } = await import("undici")
-  const { randomUUID } = await import("node:crypto")
-  const headers = { "content-type": "application/json", "x-api-key": apiKey }
-  const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-  let permits = concurrency
-  const waiters = []
-  const acquire = () => (permits > 0 ? (permits--, Promise.resolve()) : new Promise((r) => waiters.push(r)))
-  const release = () => (waiters.length > 0 ? waiters.shift()() : permits++)
+  const { limit, postAndPoll } = await rawIngest({ baseUrl, apiKey, datasetId })
+  const permits = limit(concurrency)
   let failure
-  const sendBatch = async (records) => {
-    try {
-      const posted = await request(dataPath, { method: "POST", headers: { ...headers, "idempotency-key": randomUUID() }, body: JSON.stringify({ records }) })
-      const answer = await posted.body.json()
-      if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}`)
-      for (let wait = 20;; wait = Math.min(1000, Math.ceil(wait * 1.5))) {
-        const polled = await request(`${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`, { headers })
-        const detail = await polled.body.json()
-        if (detail.data.status === "success") return
-        await sleep(wait)
-      }
-    } catch (error) {
-      failure = error
-    } finally {
-      release()
-    }
-  }
+  const sendBatch = (records) =>
+    postAndPoll(records).catch((error) => (failure = error)).finally(permits.release)
   const client = new pg.Client(databaseUrl)
   await client.connect()
   await client.query("BEGIN READ ONLY")
@@ -81,7 +60,7 @@ const raw = async () => {
       row.amount = Number(row.amount)
     }
     for (let at = 0; at < rows.length; at += 100) {
-      await acquire()
+      await permits.acquire()
       if (failure) throw failure
       const sending = sendBatch(rows.slice(at, at + 100))
       inFlight.add(sending)

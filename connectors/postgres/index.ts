@@ -24,12 +24,13 @@
  */
 import { createHash } from "node:crypto"
 import type { ConfigError } from "effect/ConfigError"
-import { type Config, Context, Data, Effect, Layer, Option, Queue, Redacted, Schedule, type Scope, Stream } from "effect"
+import { type Config, Context, Data, Effect, Layer, Queue, Redacted, Schedule, type Scope, Stream } from "effect"
 import * as Chunk from "effect/Chunk"
 import pg from "pg"
 import Cursor from "pg-cursor"
 import type { CheckpointError } from "../../src/pipeline/Checkpoint.js"
 import type { DatasetSchema } from "../../src/pipeline/validate.js"
+import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, PartitionedSource, SourceElement, SourceEvent } from "../../src/pipeline/Source.js"
 import type { ColumnType } from "../../src/records.js"
 import {
@@ -260,10 +261,7 @@ export interface PostgresSource extends PartitionedSource<PostgresError | Checkp
 /** Integer types: their key range is split by min and max. */
 const integerOids = new Set<number>([Oid.int2, Oid.int4, Oid.int8])
 
-type Item =
-  | { readonly _tag: "Events"; readonly events: Chunk.Chunk<SourceEvent<PostgresResume>> }
-  | { readonly _tag: "End" }
-  | { readonly _tag: "Failed"; readonly error: PostgresError | CheckpointError }
+type Item = QueueItem<SourceEvent<PostgresResume>, PostgresError | CheckpointError>
 
 const shown = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text)
 
@@ -485,18 +483,7 @@ export const make = (
             )
           )
         }
-        return Stream.repeatEffectChunkOption(
-          Effect.flatMap(Queue.take(queue), (item) => {
-            switch (item._tag) {
-              case "Events":
-                return Effect.succeed(item.events)
-              case "End":
-                return Effect.fail(Option.none())
-              case "Failed":
-                return Effect.fail(Option.some(item.error))
-            }
-          })
-        )
+        return fromQueue(queue)
       })
     )
 

@@ -17,7 +17,7 @@
 import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { rawIngest } from "./lib.mjs"
+import { rawIngest, runMode } from "./lib.mjs"
 
 const [mode, brokers, topic, group, baseUrl, apiKey, datasetId, concurrencyText, expectedText, latencyFlag] = process.argv.slice(2)
 const concurrency = Number(concurrencyText)
@@ -160,12 +160,4 @@ const sink = async () => {
   ))
 }
 
-const modes = { raw, sink }
-if (!(mode in modes)) {
-  console.error(`unknown mode ${mode}`)
-  process.exit(2)
-}
-modes[mode]().then(() => process.exit(0), (error) => {
-  console.error(error)
-  process.exit(1)
-})
+runMode({ raw, sink }, mode)

@@ -114,6 +114,18 @@ export const rawIngest = async ({ baseUrl, apiKey, datasetId }) => {
   }
 }
 
+/** Runs the sender `modes[mode]`: exit 0 when it resolves, 1 (after printing why) when it fails. */
+export const runMode = (modes, mode) => {
+  if (!(mode in modes)) {
+    console.error(`unknown mode ${mode}`)
+    process.exit(2)
+  }
+  modes[mode]().then(() => process.exit(0), (error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}
+
 // ---- report ------------------------------------------------------------------------------------
 
 export const median = (xs) => {

@@ -15,7 +15,7 @@
 import { readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { rawIngest } from "./lib.mjs"
+import { rawIngest, runMode } from "./lib.mjs"
 
 const [mode, databaseUrl, relation, baseUrl, apiKey, datasetId, concurrencyText, partitionsText, chunkText] = process.argv.slice(2)
 const concurrency = Number(concurrencyText)
@@ -109,12 +109,4 @@ const backfill = async () => {
   report(records)
 }
 
-const modes = { raw, backfill }
-if (!(mode in modes)) {
-  console.error(`unknown mode ${mode}`)
-  process.exit(2)
-}
-modes[mode]().then(() => process.exit(0), (error) => {
-  console.error(error)
-  process.exit(1)
-})
+runMode({ raw, backfill }, mode)

@@ -8,7 +8,10 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, compareIds, readAllRows, readDeadLetters } from "../support/crash.js"
+import { describeBackfill } from "../../src/cli/backfill.js"
+import { emptyProgress } from "../../src/pipeline/events.js"
 import { killAllBackfills, runBackfill, startBackfill, testSchema } from "../support/postgres.js"
+import { databaseUrl } from "../support/services.js"
 
 const apiKey = "backfill-test-key"
 let server: RunningServer
@@ -123,6 +126,17 @@ describe("tributary backfill", () => {
     expect(both.stdout + both.stderr).toContain("give either --table or --query")
   }, 30_000)
 
+  it("TLS settings in the connection string reach the driver; its password never shows", async () => {
+    // The test database takes no TLS: a URL that requires it must fail to connect, saying why.
+    const url = new URL(databaseUrl())
+    url.password = "s3cret-password"
+    url.searchParams.set("sslmode", "require")
+    const result = await runBackfill(["--database-url", url.toString(), "--table", "t", "--key", "id", "--dataset", "1", ...files("tls"), ...common()])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/cannot connect to postgres:\/\/postgres:\*\*\*@.*sslmode=require: The server does not support SSL/)
+    expect(result.stdout + result.stderr).not.toContain("s3cret-password")
+  }, 30_000)
+
   it("--since-column: after 100 rows are updated, the next run sends exactly those 100", async () => {
     const t = `${db.name}.changing`
     await db.sql(`CREATE TABLE ${t} (id int PRIMARY KEY, v int, updated_at timestamptz NOT NULL DEFAULT now())`)
@@ -174,4 +188,13 @@ describe("tributary backfill", () => {
       expect(stopped.stderr).toContain("run the same command again to resume")
     }
   }, 60_000)
+})
+
+describe("backfill progress", () => {
+  it("shows rows/s and the time left by the planner's estimate; no ETA without an estimate", () => {
+    const progress = { ...emptyProgress(0), read: 20_000, accepted: 19_000, deadLettered: 3 }
+    expect(describeBackfill(100_000)(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  2000 rows/s  ETA 40s")
+    expect(describeBackfill(1_000_000)(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  2000 rows/s  ETA 8m10s")
+    expect(describeBackfill(0)(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  2000 rows/s")
+  })
 })

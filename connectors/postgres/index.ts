@@ -256,6 +256,12 @@ export interface PostgresSource extends PartitionedSource<PostgresError | Checkp
    * commits are written (a crashed process's leases run out instead).
    */
   readonly release: Effect.Effect<void>
+  /**
+   * Fails unless every partition of the generation is done: after a run that read to its end,
+   * a partition can only be left over when this process's lease on it lapsed while it held it
+   * (a pause longer than the lease): its rows were neither sent nor committed past that point.
+   */
+  readonly ensureFinished: Effect.Effect<void, PostgresError | CheckpointError>
 }
 
 /** Integer types: their key range is split by min and max. */
@@ -495,7 +501,14 @@ export const make = (
       schema: { columns: columns.map((c) => ({ id: c.name, dataType: c.dataType })), primaryKey: options.key },
       plan,
       remaining,
-      release: state.release
+      release: state.release,
+      ensureFinished: Effect.flatMap(state.unfinished, (n) =>
+        n === 0 ? Effect.void : Effect.fail(
+          new PostgresError({
+            reason: `${n} partition(s) of the backfill are not finished (this process lost their lease while it held them): ` +
+              `run the same command again to finish them`
+          })
+        ))
     }
   })
 

@@ -103,6 +103,8 @@ export interface BackfillState {
   /** Loads the current generation, or plans a new one (the first, or the next after a done one). */
   readonly open: <E>(plan: (previous: Previous | undefined) => Effect.Effect<Omit<Plan, "generation">, E>) => Effect.Effect<Plan, E | CheckpointError>
   readonly claim: Effect.Effect<ClaimResult, CheckpointError>
+  /** Partitions of the current generation not done yet. */
+  readonly unfinished: Effect.Effect<number, CheckpointError>
   /** Rows of the current generation committed before this run (for the progress estimate). */
   readonly committedRows: Effect.Effect<number, CheckpointError>
   /** Renews the leases of the partitions held (a no-op for a file). */
@@ -241,6 +243,7 @@ export const file = (path: string, source: string): BackfillState => {
       return { _tag: "Claimed", claimed: holder(next, name, () => Effect.as(save, true)) } as const
     }),
     committedRows: Effect.sync(() => countCommitted(state!.partitions)),
+    unfinished: Effect.sync(() => state!.partitions.filter((p) => !p.done).length),
     renew: Effect.void,
     renewEveryMillis: undefined,
     release: Effect.void
@@ -422,6 +425,15 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
       )).rows[0].n as number
       return open === 0 ? { _tag: "Finished" } as const : { _tag: "Wait" } as const
     }),
+    unfinished: Effect.suspend(() =>
+      Effect.map(
+        query("read the progress", `SELECT count(*)::int AS n FROM ${name} WHERE source = $1 AND generation = $2 AND NOT done`, [
+          source,
+          plan!.generation
+        ]),
+        (result) => result.rows[0].n as number
+      )
+    ),
     committedRows: Effect.suspend(() =>
       Effect.map(
         query("read the progress", `SELECT committed FROM ${name} WHERE source = $1 AND generation = $2`, [source, plan!.generation]),

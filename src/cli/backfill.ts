@@ -83,7 +83,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       datasetId = String(created.data.id)
       yield* Console.log(`created dataset ${datasetId}`)
     }
-    return yield* run(client, {
+    const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
       deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
@@ -91,6 +91,8 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
+    yield* source.ensureFinished
+    return progress
   })
 
 /** The message of a client failure: a transport error's, or the service's first error's. */

@@ -167,7 +167,8 @@ describe("tributary backfill", () => {
     await db.sql(`INSERT INTO ${t} SELECT i, 'v' || i FROM generate_series(1, 20000) i`)
     const id = await dataset("interrupted", [{ id: "id", dataType: "number" }, { id: "v", dataType: "string" }])
     const args = ["--table", t, "--key", "id", "--partitions", "2", "--dataset", id, ...files("interrupted"), ...common()]
-    const running = startBackfill(args)
+    // One batch at a time: the run lasts seconds, and the interruption lands in the middle of it.
+    const running = startBackfill([...args, "--concurrency", "1"])
     const path = join(dir, "interrupted.checkpoint.json")
     // Interrupted once something is committed.
     for (let i = 0; i < 400; i++) {
@@ -178,15 +179,16 @@ describe("tributary backfill", () => {
     }
     running.child.kill("SIGINT")
     const stopped = await running.done
+    expect(stopped.code, stopped.stderr).toBe(130)
+    expect(stopped.stderr).toContain("run the same command again to resume")
+    const committed = JSON.parse(readFileSync(path, "utf8")).partitions.map((p: { committed: { offset: number } | null }) => p.committed?.offset ?? -1)
     const rest = await runBackfill(args)
     expect(rest.code, rest.stderr).toBe(0)
     const rows = await readAllRows(server.url, apiKey, id)
     const { duplicated, missing } = compareIds(Array.from({ length: 20000 }, (_, i) => String(i + 1)), rows.map((r) => String(r["id"])))
     expect({ missing: missing.length, duplicated: duplicated.length }).toEqual({ missing: 0, duplicated: 0 })
-    if (stopped.code !== 0) {
-      expect(stopped.code).toBe(130)
-      expect(stopped.stderr).toContain("run the same command again to resume")
-    }
+    // The second run read only what the first had not committed.
+    expect(rest.stdout).toContain(`read ${20000 - committed.reduce((sum: number, offset: number) => sum + offset + 1, 0)} rows`)
   }, 60_000)
 })
 

@@ -170,18 +170,19 @@ const withoutTrailingZeros = (text: string) =>
   text.indexOf(".") === -1 || text.indexOf("e") !== -1 ? text : text.replace(/\.?0+$/, "")
 
 // Postgres' ISO output in UTC: `2024-01-02`, `2024-01-02 03:04:05.123456`, `…+00` (timestamptz).
-const datetimePattern = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}:\d{2}:\d{2}(?:\.\d+)?)(\+00|Z)?)?$/
+const datetimePattern = /^\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\+00)?)?$/
 
 const convertDatetime = (text: string): unknown => {
-  const match = datetimePattern.exec(text)
-  if (match === null) {
+  // Checked with `test` and rebuilt by slicing: no match array per value.
+  if (!datetimePattern.test(text)) {
     return new Unrepresentable(
       "unrepresentable_datetime",
       `${text} is not a date-time the service can store (infinite, before year 1 or after 9999)`
     )
   }
-  const [, year, month, day, time] = match
-  return time === undefined ? `${year}-${month}-${day}` : `${year}-${month}-${day}T${time}Z`
+  if (text.length === 10) return text
+  const end = text.endsWith("+00") ? text.length - 3 : text.length
+  return `${text.slice(0, 10)}T${text.slice(11, end)}Z`
 }
 
 const convertArray = (text: string): unknown => {

@@ -41,6 +41,8 @@ const job = Effect.gen(function*() {
     onEvent: (event) =>
       event._tag === "DeadLettered" ? Effect.logWarning(event.letter.reason.message) : Effect.void
   })
+  // Every partition of this run's generation done (else the next run would go on with it).
+  yield* source.ensureFinished
   yield* Console.log(`stored ${progress.accepted} of ${progress.read} rows; ${progress.deadLettered} dead letters`)
 })
 

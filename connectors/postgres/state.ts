@@ -21,7 +21,12 @@ import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import type pg from "pg"
 import type { BatchCut, CheckpointError } from "../../src/pipeline/Checkpoint.js"
-import { CheckpointError as CheckpointFailure, readJsonFile, writeFileAtomically } from "../../src/pipeline/Checkpoint.js"
+import {
+  CheckpointError as CheckpointFailure,
+  readJsonFile,
+  removeStaleTemporaries,
+  writeFileAtomically
+} from "../../src/pipeline/Checkpoint.js"
 import type { CheckpointWriter, Position } from "../../src/pipeline/Source.js"
 
 /**
@@ -219,6 +224,7 @@ export const file = (path: string, source: string): BackfillState => {
   return {
     open: (plan) =>
       Effect.gen(function*() {
+        yield* removeStaleTemporaries(path)
         const loaded = yield* load
         const previous = loaded === undefined ? undefined : { plan: loaded.plan, done: loaded.partitions.every((p) => p.done) }
         if (loaded !== undefined && !previous!.done) {

@@ -152,8 +152,12 @@ export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, Chec
 
 let writes = 0
 
-/** Temporary files left by a process killed in the middle of a write. */
-const removeStaleTemporaries = (path: string) =>
+/**
+ * Removes the temporary files of `path` left by a process killed in the middle of a write.
+ *
+ * @since 0.1.0
+ */
+export const removeStaleTemporaries = (path: string): Effect.Effect<void> =>
   Effect.promise(async () => {
     const folder = dirname(path)
     const prefix = `${basename(path)}.`

@@ -11,7 +11,7 @@
  * two rows. The kill moments and the server's faults come from one seed, printed at the
  * start; set TRIBUTARY_CRASH_SEED to repeat a run.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -134,6 +134,8 @@ describe.concurrent("backfill under SIGKILL against a faulty server", () => {
     const deadKeys = [...new Set(letters.map((l: any) => Number(l.position.resume.key[0])))].sort((a, b) => a - b)
     expect(deadKeys).toEqual(bad)
     for (const letter of letters as Array<any>) expect(letter.reason.message).toContain(`row (id)=(${letter.position.resume.key[0]})`)
+    // Temporary files of writes cut short by a kill are cleared by the next run.
+    expect(readdirSync(dir).filter((name) => name.startsWith("crash.checkpoint.json.") && name.endsWith(".tmp"))).toEqual([])
     const state = JSON.parse(readFileSync(checkpoint, "utf8"))
     expect(state.partitions.map((p: { done: boolean; cuts: Array<unknown> }) => [p.done, p.cuts.length])).toEqual([
       [true, 0], [true, 0], [true, 0], [true, 0]

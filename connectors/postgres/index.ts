@@ -39,7 +39,6 @@ import {
   keyColumn,
   partitionQuery,
   quantileSplits,
-  quoteIdent,
   rangesOf,
   type Relation,
   type SinceWindow,
@@ -528,6 +527,3 @@ const estimateRows = (pool: pg.Pool, relation: Relation, since: SinceWindow | un
       return 0
     }
   })
-
-/** Re-exported: the relation a backfill reads. @since 0.1.0 */
-export { quoteIdent }

@@ -14,6 +14,13 @@ import type { Key, PartitionRange } from "./state.js"
 export const quoteIdent = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
 /**
+ * A quoted, possibly schema-qualified, name (`schema.table`: each part quoted as it is).
+ *
+ * @since 0.1.0
+ */
+export const quoteQualified = (name: string) => name.split(".").map(quoteIdent).join(".")
+
+/**
  * What a backfill reads: a table (`schema.table` or `table`) or a query.
  *
  * @since 0.1.0
@@ -30,7 +37,7 @@ const alias = "tributary_rows"
  */
 export const fromItem = (relation: Relation) =>
   relation._tag === "Table"
-    ? `${relation.name.split(".").map(quoteIdent).join(".")} AS ${alias}`
+    ? `${quoteQualified(relation.name)} AS ${alias}`
     : `(${relation.sql.trim().replace(/;\s*$/, "")}) AS ${alias}`
 
 /**

@@ -28,6 +28,7 @@ import {
   writeFileAtomically
 } from "../../src/pipeline/Checkpoint.js"
 import type { CheckpointWriter, Position } from "../../src/pipeline/Source.js"
+import { quoteQualified } from "./sql.js"
 
 /**
  * A key as the source reads it: the text form of each key column.
@@ -264,14 +265,6 @@ const countCommitted = (partitions: ReadonlyArray<{ readonly committed: Position
  */
 const tableError = (what: string) => (cause: unknown) =>
   new CheckpointFailure({ reason: `checkpoint table: cannot ${what}: ${(cause as Error).message ?? String(cause)}`, cause })
-
-/**
- * A quoted (possibly schema-qualified) table name.
- *
- * @since 0.1.0
- */
-export const quoteQualified = (name: string) =>
-  name.split(".").map((part) => `"${part.replaceAll("\"", "\"\"")}"`).join(".")
 
 /**
  * The options of a state table.

@@ -17,6 +17,7 @@
 import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { rawIngest, runMode } from "./lib.mjs"
 
 const [mode, brokers, topic, group, baseUrl, apiKey, datasetId, concurrencyText, expectedText, latencyFlag] = process.argv.slice(2)
 const concurrency = Number(concurrencyText)
@@ -50,30 +51,14 @@ const report = (extra = {}) => {
 
 const raw = async () => {
   const { Kafka, logLevel } = await import("kafkajs")
-  const { request } = await import("undici")
-  const { randomUUID } = await import("node:crypto")
-  const headers = { "content-type": "application/json", "x-api-key": apiKey }
-  const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-  let permits = concurrency
-  const waiters = []
-  const acquire = () => (permits > 0 ? (permits--, Promise.resolve()) : new Promise((r) => waiters.push(r)))
-  const release = () => (waiters.length > 0 ? waiters.shift()() : permits++)
-
+  const { limit, postAndPoll } = await rawIngest({ baseUrl, apiKey, datasetId })
+  const permits = limit(concurrency)
   const sendBatch = async (records) => {
-    await acquire()
+    await permits.acquire()
     try {
-      const posted = await request(dataPath, { method: "POST", headers: { ...headers, "idempotency-key": randomUUID() }, body: JSON.stringify({ records }) })
-      const answer = await posted.body.json()
-      if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}`)
-      for (let wait = 20;; wait = Math.min(1000, Math.ceil(wait * 1.5))) {
-        const polled = await request(`${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`, { headers })
-        const detail = await polled.body.json()
-        if (detail.data.status === "success") return
-        await sleep(wait)
-      }
+      await postAndPoll(records)
     } finally {
-      release()
+      permits.release()
     }
   }
 
@@ -175,12 +160,4 @@ const sink = async () => {
   ))
 }
 
-const modes = { raw, sink }
-if (!(mode in modes)) {
-  console.error(`unknown mode ${mode}`)
-  process.exit(2)
-}
-modes[mode]().then(() => process.exit(0), (error) => {
-  console.error(error)
-  process.exit(1)
-})
+runMode({ raw, sink }, mode)

@@ -78,6 +78,54 @@ export const startServer = (name, command, ready) =>
 /** The URL of a server that prints `{"port":N}` once it listens on 127.0.0.1. */
 export const portLine = (line) => `http://127.0.0.1:${JSON.parse(line).port}`
 
+// ---- raw senders -------------------------------------------------------------------------------
+
+/**
+ * What the hand-written baselines share: `limit(n)`, a counting semaphore, and `postAndPoll`,
+ * which POSTs one body of records with undici (a fresh idempotency key) and polls its ingestion
+ * until it succeeds; it throws on any other answer.
+ */
+export const rawIngest = async ({ baseUrl, apiKey, datasetId }) => {
+  const { request } = await import("undici")
+  const { randomUUID } = await import("node:crypto")
+  const headers = { "content-type": "application/json", "x-api-key": apiKey }
+  const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  return {
+    limit: (n) => {
+      let permits = n
+      const waiters = []
+      return {
+        acquire: () => (permits > 0 ? (permits--, Promise.resolve()) : new Promise((r) => waiters.push(r))),
+        release: () => (waiters.length > 0 ? waiters.shift()() : permits++)
+      }
+    },
+    postAndPoll: async (records) => {
+      const posted = await request(dataPath, { method: "POST", headers: { ...headers, "idempotency-key": randomUUID() }, body: JSON.stringify({ records }) })
+      const answer = await posted.body.json()
+      if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}`)
+      for (let wait = 20;; wait = Math.min(1000, Math.ceil(wait * 1.5))) {
+        const polled = await request(`${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`, { headers })
+        const detail = await polled.body.json()
+        if (detail.data.status === "success") return
+        await sleep(wait)
+      }
+    }
+  }
+}
+
+/** Runs the sender `modes[mode]`: exit 0 when it resolves, 1 (after printing why) when it fails. */
+export const runMode = (modes, mode) => {
+  if (!(mode in modes)) {
+    console.error(`unknown mode ${mode}`)
+    process.exit(2)
+  }
+  modes[mode]().then(() => process.exit(0), (error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}
+
 // ---- report ------------------------------------------------------------------------------------
 
 export const median = (xs) => {

@@ -9,15 +9,16 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createTopic, kafka, waitFor } from "./support/kafka.js"
 import { clientFor, serverLayer, ServerUrl } from "./support/server.js"
-import { kafkaBrokers } from "./support/services.js"
+import { testSchema } from "./support/postgres.js"
+import { databaseUrl, kafkaBrokers } from "./support/services.js"
 
 const run = promisify(execFile)
 
 /** Runs an example as a user would (`npx tsx examples/NAME.ts`) against the server. */
-const runExample = (name: string, url: string, apiKey: string, args: ReadonlyArray<string> = []) =>
+const runExample = (name: string, url: string, apiKey: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
   Effect.promise(() =>
     run(process.execPath, ["--import", "tsx", `examples/${name}.ts`, ...args], {
-      env: { ...process.env, TRIBUTARY_API_URL: url, TRIBUTARY_API_KEY: apiKey },
+      env: { ...process.env, TRIBUTARY_API_URL: url, TRIBUTARY_API_KEY: apiKey, ...env },
       timeout: 60_000
     })
   )
@@ -126,4 +127,29 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       })
       expect(rows.find((row) => row["n"] === 7)).toMatchObject({ key: "k7", producedAt: expect.stringMatching(/^\d{4}-/) })
     }), 90_000)
+
+  it.effect("postgres-backfill makes a dataset from a query's columns, fills it, and a later run sends only the rows changed", () =>
+    Effect.gen(function*() {
+      const url = yield* ServerUrl
+      const client = yield* clientFor("acme-admin")
+      const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "example" }, headers: {} })
+      const db = yield* Effect.acquireRelease(Effect.promise(() => testSchema()), (db) => Effect.promise(() => db.drop()))
+      const table = `${db.name}.orders`
+      yield* Effect.promise(async () => {
+        await db.sql(`CREATE TABLE ${table} (id int PRIMARY KEY, name text, amount numeric(10,2), updated_at timestamptz NOT NULL)`)
+        await db.sql(`INSERT INTO ${table} SELECT i, 'order ' || i, i * 2.5, timestamptz '2024-01-01' + i * interval '1 minute'
+          FROM generate_series(1, 500) i`)
+      })
+      const checkpoint = join(mkdtempSync(join(tmpdir(), "tributary-example-")), "orders.checkpoint.json")
+      const env = { DATABASE_URL: databaseUrl() }
+      const first = yield* runExample("postgres-backfill", url, "acme-admin", [table, checkpoint, String(dataSource.data.id)], env)
+      expect(first.stdout).toContain("stored 500 of 500 rows; 0 dead letters")
+      const datasetId = /dataset (\S+)/.exec(first.stdout)![1]!
+      yield* Effect.promise(() => db.sql(`UPDATE ${table} SET amount = 0, updated_at = now() WHERE id <= 10`))
+      const second = yield* runExample("postgres-backfill", url, "acme-admin", [table, checkpoint, "--dataset", datasetId], env)
+      expect(second.stdout).toContain("stored 10 of 10 rows")
+      const rows = yield* client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1000 } })
+      expect(rows.data.pagination.totalItems).toBe(500)
+      expect(rows.data.items.filter((row) => row["amount"] === 0)).toHaveLength(10)
+    }).pipe(Effect.scoped), 90_000)
 })

@@ -30,6 +30,7 @@ import type { BatchCut, CheckpointError } from "../../src/pipeline/Checkpoint.js
 import { CheckpointError as CheckpointFailure } from "../../src/pipeline/Checkpoint.js"
 import type { DeadLetter, DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
 import { DeadLetterError } from "../../src/pipeline/DeadLetter.js"
+import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, CheckpointWriter, PartitionedSource, Position, SourceEvent } from "../../src/pipeline/Source.js"
 import {
   decodeCuts,
@@ -102,10 +103,7 @@ interface PartitionState {
   end: number | undefined
 }
 
-type Item =
-  | { readonly _tag: "Events"; readonly events: Chunk.Chunk<SourceEvent<KafkaResume>> }
-  | { readonly _tag: "End" }
-  | { readonly _tag: "Failed"; readonly error: KafkaError }
+type Item = QueueItem<SourceEvent<KafkaResume>, KafkaError>
 
 /** Elements per stream chunk, as for NDJSON: big enough to spread costs, small enough to die young. */
 const elementsPerChunk = 1024
@@ -330,18 +328,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     // waiting for room in the queue is let go, or leaving would wait for it forever.
     yield* Effect.addFinalizer(() => Queue.shutdown(queue))
 
-    const events: Stream.Stream<SourceEvent<KafkaResume>, KafkaError> = Stream.repeatEffectChunkOption(
-      Effect.flatMap(Queue.take(queue), (item) => {
-        switch (item._tag) {
-          case "Events":
-            return Effect.succeed(item.events)
-          case "End":
-            return Effect.fail(Option.none())
-          case "Failed":
-            return Effect.fail(Option.some(item.error))
-        }
-      })
-    )
+    const events: Stream.Stream<SourceEvent<KafkaResume>, KafkaError> = fromQueue(queue)
 
     return {
       _tag: "PartitionedSource",

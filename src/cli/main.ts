@@ -1,7 +1,7 @@
 /**
  * The `tributary` command line.
  *
- * Exit codes: 0 success, 1 failure, 2 usage error, 130 for an ingest interrupted (Ctrl-C or
+ * Exit codes: 0 success, 1 failure, 2 usage error, 130 for an ingest or backfill interrupted (Ctrl-C or
  * SIGTERM) before the end of its input; errors are one line on stderr.
  *
  * @since 0.1.0
@@ -11,13 +11,14 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
 import { demoCommand } from "./demo.js"
+import { backfillCommand } from "./backfill.js"
 import { ingestCommand, stdinPath } from "./ingest.js"
 import { serveCommand } from "./serve.js"
 import { sinkCommand } from "./sink.js"
 
 const tributary = Command.make("tributary").pipe(
   Command.withDescription("Move records into the Data Ingestion Service, effectively once"),
-  Command.withSubcommands([serveCommand, ingestCommand, sinkCommand, demoCommand])
+  Command.withSubcommands([serveCommand, ingestCommand, sinkCommand, backfillCommand, demoCommand])
 )
 
 const cli = Command.run(tributary, { name: "tributary", version: "0.1.0" })

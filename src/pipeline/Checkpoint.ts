@@ -72,12 +72,22 @@ const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => (
 
 const cutKey = (cut: BatchCut) => `${cut.partition}\u0000${cut.first}\u0000${cut.firstChild ?? ""}`
 
-// A new cut replaces one recorded with the same start. One pass each: a checkpoint can hold
-// hundreds of cuts and take a hundred more at a time.
-const withCuts = (checkpoint: Checkpoint, cuts: ReadonlyArray<BatchCut>): Checkpoint => {
-  const replaced = new Set(cuts.map(cutKey))
-  return { ...checkpoint, cuts: [...checkpoint.cuts.filter((c) => !replaced.has(cutKey(c))), ...cuts] }
+/**
+ * Recorded cuts with `added` recorded too: a new cut replaces one recorded with the same start
+ * (partition, first offset, first child). One pass each: a checkpoint can hold hundreds of
+ * cuts and take a hundred more at a time.
+ *
+ * @since 0.1.0
+ */
+export const mergeCuts = (cuts: ReadonlyArray<BatchCut>, added: ReadonlyArray<BatchCut>): ReadonlyArray<BatchCut> => {
+  const replaced = new Set(added.map(cutKey))
+  return [...cuts.filter((c) => !replaced.has(cutKey(c))), ...added]
 }
+
+const withCuts = (checkpoint: Checkpoint, cuts: ReadonlyArray<BatchCut>): Checkpoint => ({
+  ...checkpoint,
+  cuts: mergeCuts(checkpoint.cuts, cuts)
+})
 
 /**
  * A checkpoint kept in memory (tests, and jobs that restart from the beginning anyway).
@@ -116,11 +126,11 @@ export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointErr
   })
 
 /**
- * Reads a checkpoint file; a missing file is an empty checkpoint.
+ * Reads a JSON file; a missing file is `undefined`.
  *
  * @since 0.1.0
  */
-export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
+export const readJsonFile = (path: string): Effect.Effect<unknown, CheckpointError> =>
   Effect.tryPromise({
     try: () => readFile(path, "utf8"),
     catch: (cause) => cause
@@ -130,26 +140,37 @@ export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, Chec
       () => Effect.succeed(undefined)
     ),
     Effect.mapError((cause) => new CheckpointError({ reason: `cannot read checkpoint ${path}: ${String(cause)}`, cause })),
-    Effect.flatMap((text) => {
-      if (text === undefined) return Effect.succeed(emptyCheckpoint)
-      return Effect.try({
-        try: () => {
-          const parsed = JSON.parse(text) as Partial<Checkpoint>
-          if (typeof parsed !== "object" || parsed === null || typeof parsed.positions !== "object" || !Array.isArray(parsed.cuts)) {
-            throw new Error("expected { positions, cuts }")
-          }
-          return { positions: parsed.positions ?? {}, cuts: parsed.cuts } as Checkpoint
-        },
-        catch: (cause) =>
-          new CheckpointError({ reason: `checkpoint ${path} is not a valid checkpoint: ${(cause as Error).message}`, cause })
+    Effect.flatMap((text) =>
+      text === undefined ? Effect.succeed(undefined) : Effect.try({
+        try: () => JSON.parse(text) as unknown,
+        catch: (cause) => new CheckpointError({ reason: `checkpoint ${path} is not JSON: ${(cause as Error).message}`, cause })
       })
-    })
+    )
   )
+
+/**
+ * Reads a checkpoint file; a missing file is an empty checkpoint.
+ *
+ * @since 0.1.0
+ */
+export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
+  Effect.flatMap(readJsonFile(path), (json) => {
+    if (json === undefined) return Effect.succeed(emptyCheckpoint)
+    const parsed = json as Partial<Checkpoint>
+    if (typeof parsed !== "object" || parsed === null || typeof parsed.positions !== "object" || !Array.isArray(parsed.cuts)) {
+      return Effect.fail(new CheckpointError({ reason: `checkpoint ${path} is not a valid checkpoint: expected { positions, cuts }` }))
+    }
+    return Effect.succeed({ positions: parsed.positions ?? {}, cuts: parsed.cuts } as Checkpoint)
+  })
 
 let writes = 0
 
-/** Temporary files left by a process killed in the middle of a write. */
-const removeStaleTemporaries = (path: string) =>
+/**
+ * Removes the temporary files of `path` left by a process killed in the middle of a write.
+ *
+ * @since 0.1.0
+ */
+export const removeStaleTemporaries = (path: string): Effect.Effect<void> =>
   Effect.promise(async () => {
     const folder = dirname(path)
     const prefix = `${basename(path)}.`
@@ -159,16 +180,23 @@ const removeStaleTemporaries = (path: string) =>
     )
   })
 
-/**
- * Uninterruptible: an interrupted promise would go on writing while the next write starts.
- */
 const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effect<void, CheckpointError> =>
+  writeFileAtomically(path, JSON.stringify({ version: 1, ...checkpoint }, null, 2))
+
+/**
+ * Replaces a file atomically: writes a temporary file, flushes it to disk and renames it over
+ * the old one. Uninterruptible: an interrupted promise would go on writing while the next
+ * write starts.
+ *
+ * @since 0.1.0
+ */
+export const writeFileAtomically = (path: string, text: string): Effect.Effect<void, CheckpointError> =>
   Effect.uninterruptible(Effect.tryPromise({
     try: async () => {
       const temporary = `${path}.${process.pid}.${writes++}.tmp`
       const handle = await open(temporary, "w")
       try {
-        await handle.writeFile(JSON.stringify({ version: 1, ...checkpoint }, null, 2))
+        await handle.writeFile(text)
         await handle.sync()
       } finally {
         await handle.close()

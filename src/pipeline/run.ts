@@ -186,11 +186,15 @@ export const run = <E, R, E2 = never, R2 = never>(
         )
       )
     }
-    const flushCommits = Effect.suspend(() => {
+    // Uninterruptible: the positions are taken out of `toCommit` first, so a committer stopped
+    // between two partitions' writes (the run's end interrupts it) dropped the rest, and the
+    // final flush no longer had them (seen with a four-partition Postgres source: its last
+    // commits lagged, and the next run read those rows again).
+    const flushCommits = Effect.uninterruptible(Effect.suspend(() => {
       const positions = [...toCommit.values()]
       toCommit.clear()
       return Effect.forEach(positions, writeCommit, { discard: true })
-    })
+    }))
     /** Commits what is delivered of one partition now (a revocation). */
     const flushCommit = (partition: string) =>
       Effect.suspend(() => {

@@ -10,11 +10,12 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
-import { expect, layer } from "@effect/vitest"
+import { afterAll, expect, layer } from "@effect/vitest"
 import { Context, Data, Effect, Fiber, Layer, Redacted, Schedule, Schema, type Scope } from "effect"
 import { Kafka as KafkaJs, logLevel } from "kafkajs"
 import * as Kafka from "../../connectors/kafka/index.js"
 import * as Ndjson from "../../connectors/ndjson/index.js"
+import * as Postgres from "../../connectors/postgres/index.js"
 import { TributaryClient, type TributaryClientService } from "../../src/client/index.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
@@ -22,7 +23,8 @@ import { run, type PipelineConfig } from "../../src/pipeline/run.js"
 import * as Typed from "../../src/pipeline/Typed.js"
 import { json, scriptedServer } from "../support/http.js"
 import { clientFor, serverLayer } from "../support/server.js"
-import { kafkaBrokers } from "../support/services.js"
+import { testSchema } from "../support/postgres.js"
+import { databaseUrl, kafkaBrokers } from "../support/services.js"
 
 const quick = { poll: { initial: "5 millis", max: "50 millis" }, commitInterval: "10 millis" } as const
 
@@ -34,6 +36,12 @@ interface Opened {
 
 interface Harness {
   readonly name: string
+  /**
+   * The dead-letter codes of the three bad elements of the first case (not JSON, not an
+   * object, a string where a number goes); a source of typed rows makes them rows it cannot
+   * send (default: the codes of a source of JSON text).
+   */
+  readonly badElementCodes?: ReadonlyArray<string>
   /** A fresh source holding `lines`; `open` opens it for one run (again after a restart). */
   readonly create: (lines: ReadonlyArray<string>) => Effect.Effect<{ readonly open: Effect.Effect<Opened, unknown, Scope.Scope> }>
 }
@@ -49,6 +57,48 @@ const ndjsonHarness: Harness = {
         open: Effect.map(Checkpoint.file(`${path}.checkpoint.json`), (checkpoint) => ({
           config: { source: Ndjson.fromFile(path), checkpoint }
         }))
+      }
+    })
+}
+
+/**
+ * A table (id text primary key, n double precision): each line that is a record `{ id, n }`
+ * is a row; any other line becomes a row `x-<line>` whose n is NaN, which the service cannot
+ * take. Read through a checkpoint file, keyed by id.
+ */
+const schemasToDrop: Array<() => Promise<void>> = []
+afterAll(() => Promise.all(schemasToDrop.map((drop) => drop())))
+
+const postgresHarness: Harness = {
+  name: "Postgres",
+  badElementCodes: ["not_a_number", "not_a_number", "not_a_number"],
+  create: (lines) =>
+    Effect.promise(async () => {
+      const db = await testSchema()
+      await db.sql(`CREATE TABLE ${db.name}.source (id text PRIMARY KEY, n double precision)`)
+      const rows = lines.map((line, i) => {
+        try {
+          const value = JSON.parse(line)
+          if (typeof value?.id === "string" && typeof value.n === "number") return [value.id, value.n]
+        } catch { /* not a record */ }
+        return [`x-${i}`, "NaN"]
+      })
+      await db.sql(
+        `INSERT INTO ${db.name}.source SELECT * FROM unnest($1::text[], $2::double precision[])`,
+        [rows.map((r) => r[0]), rows.map((r) => r[1])]
+      )
+      schemasToDrop.push(db.drop)
+      const path = join(mkdtempSync(join(tmpdir(), "tributary-conformance-")), "checkpoint.json")
+      return {
+        open: Effect.gen(function*() {
+          const context = yield* Layer.build(Postgres.layer({ url: Redacted.make(databaseUrl()) }))
+          const source = yield* Postgres.make({
+            relation: { _tag: "Table", name: `${db.name}.source` },
+            key: ["id"],
+            checkpoint: { _tag: "File", path }
+          }).pipe(Effect.provide(context))
+          return { config: { source } }
+        })
       }
     })
 }
@@ -125,7 +175,7 @@ const standaloneClient = (baseUrl: string) =>
     Context.get(TributaryClient)
   )
 
-for (const harness of [ndjsonHarness, kafkaHarness]) {
+for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
   layer(serverLayer(), { excludeTestServices: true })(`source conformance: ${harness.name}`, (it) => {
     const dataset = (primaryKey: ReadonlyArray<string>) =>
       Effect.gen(function*() {
@@ -155,7 +205,9 @@ for (const harness of [ndjsonHarness, kafkaHarness]) {
         const source = yield* harness.create(lines)
         const first = yield* runToEnd(client, source.open, datasetId)
         expect(first.progress.accepted).toBe(250)
-        expect(first.letters.map((l) => l.reason.code).sort()).toEqual(["invalid_json", "invalid_type", "not_an_object"])
+        expect(first.letters.map((l) => l.reason.code).sort()).toEqual(
+          harness.badElementCodes ?? ["invalid_json", "invalid_type", "not_an_object"]
+        )
         for (const letter of first.letters) expect(letter.position.offset).toBeGreaterThanOrEqual(250)
         const ids = yield* storedIds(client, datasetId)
         expect(ids).toHaveLength(250)

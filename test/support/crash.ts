@@ -165,7 +165,8 @@ export const killAllIngests = () => {
   running.clear()
 }
 
-const fileText = (path: string): string | undefined => {
+/** A file's text, or undefined when it does not exist (yet). */
+export const fileText = (path: string): string | undefined => {
   try {
     return readFileSync(path, "utf8")
   } catch {

@@ -1,0 +1,212 @@
+/**
+ * `tributary backfill`: a Postgres table or query into a dataset, effectively once, resumable,
+ * in parallel partitions, and shared by several processes through a checkpoint table.
+ *
+ * @since 0.1.0
+ */
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Config, Console, Effect, Option } from "effect"
+import * as Postgres from "../../connectors/postgres/index.js"
+import { TributaryClient, type TributaryClientService } from "../client/Client.js"
+import * as DeadLetter from "../pipeline/DeadLetter.js"
+import type { Progress } from "../pipeline/events.js"
+import { run } from "../pipeline/run.js"
+import { connectionOptions, interruptedExitCode } from "./ingest.js"
+import { concurrencyOption as concurrency, positiveInteger } from "./options.js"
+import { endProgress, progressDisplay } from "./progress.js"
+
+/**
+ * What a backfill reads and where it keeps its state.
+ *
+ * @since 0.1.0
+ */
+export interface BackfillOptions {
+  readonly source: Postgres.PostgresSourceOptions
+  /** The destination; undefined with `createDataset`. */
+  readonly datasetId: string | undefined
+  readonly createDataset?: { readonly name: string; readonly dataSourceId: number } | undefined
+  readonly deadLetterPath: string
+  readonly concurrency?: number | undefined
+}
+
+/**
+ * A line of progress with rows/s and the time left by the planner's estimate.
+ *
+ * @since 0.1.0
+ */
+export const describeBackfill = (remaining: number) => (progress: Progress, now: number) => {
+  const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
+  const perSecond = progress.read / seconds
+  const left = Math.max(0, remaining - progress.read)
+  const eta = perSecond > 0 && remaining > 0 ? `  ETA ${formatSeconds(left / perSecond)}` : ""
+  return `read ${progress.read}  stored ${progress.accepted}  dead-lettered ${progress.deadLettered}  ` +
+    `${Math.round(perSecond)} rows/s${eta}`
+}
+
+const formatSeconds = (s: number) => {
+  const total = Math.round(s)
+  const m = Math.floor(total / 60)
+  return m === 0 ? `${total}s` : `${m}m${String(total % 60).padStart(2, "0")}s`
+}
+
+/**
+ * The closing summary of a backfill.
+ *
+ * @since 0.1.0
+ */
+export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
+  [
+    `read ${progress.read} ${progress.read === 1 ? "row" : "rows"}: ${progress.accepted} stored, ` +
+    `${progress.rejected} rejected by the service, ${progress.deadLettered} dead-lettered in total`,
+    progress.deadLettered > 0 ? `dead letters: ${deadLetters}` : "no dead letters"
+  ].join("\n")
+
+/**
+ * Plans (or resumes) the backfill, creates the dataset when asked, and runs the pipeline.
+ *
+ * @since 0.1.0
+ */
+export const backfill = (client: TributaryClientService, options: BackfillOptions) =>
+  Effect.gen(function*() {
+    const source = yield* Postgres.make(options.source)
+    let datasetId = options.datasetId
+    if (options.createDataset !== undefined) {
+      const created = yield* client.v2.v2Datasets.create({
+        payload: {
+          name: options.createDataset.name,
+          dataSourceId: options.createDataset.dataSourceId,
+          schema: source.schema.columns,
+          primaryKey: source.schema.primaryKey
+        },
+        headers: {}
+      }).pipe(Effect.mapError((error) => new Postgres.PostgresError({ reason: `cannot create the dataset: ${reasonOf(error)}`, cause: error })))
+      datasetId = String(created.data.id)
+      yield* Console.log(`created dataset ${datasetId}`)
+    }
+    const progress = yield* run(client, {
+      source,
+      destination: { datasetId: datasetId! },
+      deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
+      concurrency: options.concurrency,
+      onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
+      progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
+    }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
+    yield* source.ensureFinished
+    return progress
+  })
+
+/** The message of a client failure: a transport error's, or the service's first error's. */
+const reasonOf = (error: object): string =>
+  "errors" in error && Array.isArray(error.errors) && typeof error.errors[0]?.message === "string"
+    ? error.errors[0].message
+    : "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+
+const databaseUrl = Options.redacted("database-url").pipe(
+  Options.withFallbackConfig(Config.redacted("TRIBUTARY_DATABASE_URL")),
+  Options.withDescription("Postgres connection string, TLS settings included (or TRIBUTARY_DATABASE_URL)")
+)
+const table = Options.text("table").pipe(Options.optional, Options.withDescription("Table to read ([schema.]table)"))
+const query = Options.text("query").pipe(Options.optional, Options.withDescription("Query to read (instead of --table)"))
+const key = Options.text("key").pipe(Options.withDescription("Key column(s), COL[,COL]: unique, never NULL; the read order"))
+const dataset = Options.text("dataset").pipe(Options.optional, Options.withDescription("Id of the destination dataset"))
+const partitions = positiveInteger("partitions").pipe(Options.withDefault(1), Options.withDescription("Key ranges read in parallel"))
+const parallel = positiveInteger("parallel").pipe(
+  Options.optional,
+  Options.withDescription("Partitions this process reads at once (default: all; with --checkpoint-table, share them with other processes)")
+)
+const checkpoint = Options.text("checkpoint").pipe(Options.optional, Options.withDescription("Checkpoint file (default: tributary-backfill.checkpoint.json)"))
+const checkpointTable = Options.text("checkpoint-table").pipe(
+  Options.optional,
+  Options.withDescription("Keep the checkpoint in this Postgres table instead: several processes then share one backfill")
+)
+const deadLetter = Options.text("dead-letter").pipe(
+  Options.withDefault("tributary-backfill.dead-letters.ndjson"),
+  Options.withDescription("Where rows that cannot be stored go, one JSON object per line")
+)
+const since = Options.text("since-column").pipe(
+  Options.optional,
+  Options.withDescription("A column that grows when a row changes: each later run sends only the rows changed since the last")
+)
+const createDataset = Options.text("create-dataset").pipe(Options.optional, Options.withDescription("Create a dataset of this name with the result's columns"))
+const dataSource = Options.integer("data-source").pipe(Options.optional, Options.withDescription("Data source of the dataset --create-dataset makes"))
+const lease = positiveInteger("lease-seconds").pipe(
+  Options.withDefault(15),
+  Options.withDescription("With --checkpoint-table: a crashed process's partitions are taken over after this long")
+)
+
+/** A usage problem found past option parsing: said on stderr, exit 2 (as @effect/cli's own). */
+const usage = (message: string) =>
+  Effect.zipRight(Console.error(`tributary backfill: ${message}`), Effect.fail(ValidationError.invalidValue(HelpDoc.p(message))))
+
+/** @since 0.1.0 */
+export const backfillCommand = Command.make(
+  "backfill",
+  {
+    databaseUrl,
+    table,
+    query,
+    key,
+    dataset,
+    partitions,
+    parallel,
+    checkpoint,
+    checkpointTable,
+    deadLetter,
+    since,
+    concurrency,
+    createDataset,
+    dataSource,
+    lease,
+    ...connectionOptions
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const relation: Postgres.Relation | undefined = Option.isSome(options.table)
+        ? Option.isSome(options.query) ? undefined : { _tag: "Table", name: options.table.value }
+        : Option.isSome(options.query)
+        ? { _tag: "Query", sql: options.query.value }
+        : undefined
+      if (relation === undefined) return yield* usage("give either --table or --query")
+      if (Option.isSome(options.checkpoint) && Option.isSome(options.checkpointTable)) {
+        return yield* usage("give either --checkpoint or --checkpoint-table")
+      }
+      if (Option.isSome(options.createDataset) !== Option.isSome(options.dataSource)) {
+        return yield* usage("--create-dataset and --data-source go together")
+      }
+      if (Option.isSome(options.createDataset) === Option.isSome(options.dataset)) {
+        return yield* usage("give either --dataset or --create-dataset with --data-source")
+      }
+      const client = yield* TributaryClient
+      const progress = yield* backfill(client, {
+        source: {
+          relation,
+          key: options.key.split(",").map((k) => k.trim()).filter((k) => k !== ""),
+          partitions: options.partitions,
+          parallel: Option.getOrUndefined(options.parallel),
+          since: Option.getOrUndefined(options.since),
+          checkpoint: Option.isSome(options.checkpointTable)
+            ? { _tag: "Table", table: options.checkpointTable.value, leaseMillis: options.lease * 1000 }
+            : { _tag: "File", path: Option.getOrElse(options.checkpoint, () => "tributary-backfill.checkpoint.json") }
+        },
+        datasetId: Option.getOrUndefined(options.dataset),
+        createDataset: Option.isSome(options.createDataset)
+          ? { name: options.createDataset.value, dataSourceId: Option.getOrThrow(options.dataSource) }
+          : undefined,
+        deadLetterPath: options.deadLetter,
+        concurrency: options.concurrency
+      }).pipe(
+        Effect.provide(Postgres.layer({ url: options.databaseUrl, maxConnections: (Option.getOrUndefined(options.parallel) ?? options.partitions) + 2 })),
+        Effect.onInterrupt(() =>
+          Effect.zipRight(
+            Console.error("tributary: interrupted; what was delivered is committed: run the same command again to resume"),
+            Effect.sync(() => (process.exitCode = interruptedExitCode))
+          )
+        )
+      )
+      yield* Console.log(summarizeBackfill(progress, options.deadLetter))
+    }).pipe(
+      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))
+    )
+).pipe(Command.withDescription("Backfill a Postgres table or query into a dataset, resumable and effectively once"))

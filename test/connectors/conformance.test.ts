@@ -62,12 +62,23 @@ const ndjsonHarness: Harness = {
 }
 
 /**
- * A table (id text primary key, n double precision): each line that is a record `{ id, n }`
- * is a row; any other line becomes a row `x-<line>` whose n is NaN, which the service cannot
- * take. Read through a checkpoint file, keyed by id.
+ * A table of the lines' records. Lines that are records `{ id, n }` make a table (id text
+ * primary key, n double precision), keyed by id; other records (the typed case) make a table
+ * keyed by line number (`seq`) with a column per key (arrays as text[], numbers as double
+ * precision, the rest as text), absent keys NULL. Either way a line that is not a record
+ * becomes a row whose n is NaN, which the service cannot take. Read through a checkpoint file.
  */
 const schemasToDrop: Array<() => Promise<void>> = []
 afterAll(() => Promise.all(schemasToDrop.map((drop) => drop())))
+
+const parseLine = (line: string): Record<string, unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}
 
 const postgresHarness: Harness = {
   name: "Postgres",
@@ -75,26 +86,45 @@ const postgresHarness: Harness = {
   create: (lines) =>
     Effect.promise(async () => {
       const db = await testSchema()
-      await db.sql(`CREATE TABLE ${db.name}.source (id text PRIMARY KEY, n double precision)`)
-      const rows = lines.map((line, i) => {
-        try {
-          const value = JSON.parse(line)
-          if (typeof value?.id === "string" && typeof value.n === "number") return [value.id, value.n]
-        } catch { /* not a record */ }
-        return [`x-${i}`, "NaN"]
-      })
-      await db.sql(
-        `INSERT INTO ${db.name}.source SELECT * FROM unnest($1::text[], $2::double precision[])`,
-        [rows.map((r) => r[0]), rows.map((r) => r[1])]
-      )
       schemasToDrop.push(db.drop)
+      const records = lines.map(parseLine)
+      const idAndN = records.some((r) => r !== undefined && "id" in r)
+      let key: ReadonlyArray<string>
+      if (idAndN) {
+        key = ["id"]
+        await db.sql(`CREATE TABLE ${db.name}.source (id text PRIMARY KEY, n double precision)`)
+        const rows = records.map((r, i) => typeof r?.id === "string" && typeof r.n === "number" ? [r.id, r.n] : [`x-${i}`, "NaN"])
+        await db.sql(
+          `INSERT INTO ${db.name}.source SELECT * FROM unnest($1::text[], $2::double precision[])`,
+          [rows.map((r) => r[0]), rows.map((r) => r[1])]
+        )
+      } else {
+        key = ["seq"]
+        const columns = new Map<string, string>([["n", "double precision"]])
+        for (const r of records) {
+          for (const [name, value] of Object.entries(r ?? {})) {
+            if (!columns.has(name) || columns.get(name) === "text") {
+              columns.set(name, Array.isArray(value) ? "text[]" : typeof value === "number" ? "double precision" : "text")
+            }
+          }
+        }
+        const names = [...columns.keys()]
+        await db.sql(`CREATE TABLE ${db.name}.source (seq integer PRIMARY KEY, ${names.map((c) => `"${c}" ${columns.get(c)}`).join(", ")})`)
+        for (const [i, r] of records.entries()) {
+          const values = names.map((c) => r === undefined ? (c === "n" ? "NaN" : null) : Array.isArray(r[c]) ? (r[c] as Array<unknown>).map(String) : r[c] ?? null)
+          await db.sql(
+            `INSERT INTO ${db.name}.source (seq, ${names.map((c) => `"${c}"`).join(", ")}) VALUES ($1, ${names.map((_, j) => `$${j + 2}`).join(", ")})`,
+            [i, ...values]
+          )
+        }
+      }
       const path = join(mkdtempSync(join(tmpdir(), "tributary-conformance-")), "checkpoint.json")
       return {
         open: Effect.gen(function*() {
           const context = yield* Layer.build(Postgres.layer({ url: Redacted.make(databaseUrl()) }))
           const source = yield* Postgres.make({
             relation: { _tag: "Table", name: `${db.name}.source` },
-            key: ["id"],
+            key,
             checkpoint: { _tag: "File", path }
           }).pipe(Effect.provide(context))
           return { config: { source } }
@@ -162,7 +192,13 @@ const runToEnd = (
 const schema = { columns: [{ id: "id", dataType: "string" as const }, { id: "n", dataType: "number" as const }], primaryKey: ["id"] }
 
 /** Typed records: an order of skus in, one item per sku out, priced by a lookup. */
-const OrderSkus = Schema.Struct({ order: Schema.String, skus: Schema.Array(Schema.String), test: Schema.optional(Schema.Boolean) })
+// What every source can carry: a table row has every column (NULL where a line had no key)
+// and no booleans, so the test order is marked by a string and a bad sku by its spelling.
+const OrderSkus = Schema.Struct({
+  order: Schema.String,
+  skus: Schema.Array(Schema.String.pipe(Schema.pattern(/^(s[0-9]+|missing)$/))),
+  kind: Schema.optional(Schema.NullOr(Schema.Literal("test")))
+})
 const Item = Schema.Struct({ id: Schema.String, sku: Schema.String, price: Schema.Number })
 class UnknownSku extends Data.TaggedError("UnknownSku")<{ readonly message: string }> {}
 const priceOf = (sku: string) =>
@@ -266,7 +302,7 @@ for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
         const datasetId = yield* Typed.createDataset(client, Item, { dataSourceId: dataSource.data.id, name: "items", primaryKey: ["id"] })
         const lines = [
           ...Array.from({ length: 60 }, (_, i) => JSON.stringify({ order: `o${i}`, skus: Array.from({ length: (i % 4) }, (_, j) => `s${j}`) })),
-          JSON.stringify({ order: "test", skus: ["s1"], test: true }), // 60: filtered
+          JSON.stringify({ order: "test", skus: ["s1"], kind: "test" }), // 60: filtered
           JSON.stringify({ order: "bad", skus: ["s1", 2] }), // 61: decode fails at skus[1]
           JSON.stringify({ order: "lookup", skus: ["s1", "missing", "s2"] }), // 62: the lookup fails for its second child
           "{not json" // 63
@@ -281,7 +317,7 @@ for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
           decode: OrderSkus,
           transform: (orders) =>
             orders.pipe(
-              Typed.filter((o) => o.test !== true),
+              Typed.filter((o) => o.kind !== "test"),
               Typed.flatMap((o) => o.skus.map((sku) => ({ order: o.order, sku }))),
               Typed.mapEffect(({ order, sku }) => Effect.map(priceOf(sku), (price) => ({ id: `${order}/${sku}`, sku, price })))
             ),
@@ -294,7 +330,8 @@ for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
         expect(letters.map((l) => [l.position.offset - letters[0]!.position.offset, l.stage, l.reason.code, l.reason.field])).toEqual([
           [0, "decode", "decode_failed", "skus[1]"],
           [1, "transform", "UnknownSku", null],
-          [2, "source", "invalid_json", null]
+          // A line that is not JSON: a source of JSON text says so; a table row holds n = NaN.
+          harness.badElementCodes === undefined ? [2, "source", "invalid_json", null] : [2, "source", harness.badElementCodes[0], "n"]
         ])
         expect(letters[1]!.position.child).toEqual({ index: 1, of: 3 })
         // Orders without skus (i % 4 === 0) and the test order were dropped, and committed.

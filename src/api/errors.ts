@@ -148,6 +148,15 @@ export const statusOf: { readonly [K in WireError["_tag"]]: number } = {
 }
 
 /**
+ * Whether `u` is a wire error (a declared error of the API, as raised on the server).
+ *
+ * @since 0.1.0
+ */
+export const isWireError = (u: unknown): u is WireError =>
+  typeof u === "object" && u !== null && typeof (u as { _tag?: unknown })._tag === "string" &&
+  (u as { _tag: string })._tag in statusOf && (u as { status?: unknown }).status === "error"
+
+/**
  * The `type` each wire error carries in its items, per the spec's categories.
  *
  * @since 0.1.0

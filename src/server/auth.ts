@@ -8,7 +8,7 @@ import type { Unauthorized } from "../api/errors.js"
 import { ApiKeyAuth, type Principal, type Role } from "../api/security.js"
 import { Forbidden, toWireError } from "./errors.js"
 import { failWith } from "./request.js"
-import { Store } from "./store/Store.js"
+import { Store, type StoreService } from "./store/Store.js"
 
 /**
  * The principal of an `x-api-key` value; a missing (empty) or unknown key is 401. A store
@@ -17,11 +17,14 @@ import { Store } from "./store/Store.js"
  *
  * @since 0.1.0
  */
-export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthorized, Store> => {
+export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthorized, Store> =>
+  Effect.flatMap(Store, (store) => principalOf(store, apiKey))
+
+const principalOf = (store: StoreService, apiKey: string): Effect.Effect<Principal, Unauthorized> => {
   if (apiKey === "") {
     return failWith("Unauthorized", { code: "unauthorized", message: "the x-api-key header is missing" })
   }
-  return Effect.flatMap(Store, (store) => store.principalByKey(apiKey)).pipe(
+  return store.principalByKey(apiKey).pipe(
     Effect.catchTag("StoreError", (error) => Effect.flatMap(Effect.flip(toWireError(error)), Effect.die)),
     Effect.flatMap(Option.match({
       onNone: () => failWith("Unauthorized", { code: "unauthorized", message: "the API key is not valid" }),
@@ -38,10 +41,10 @@ export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthori
  */
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
-  Effect.map(Effect.context<Store>(), (context) =>
+  Effect.map(Store, (store) =>
     ApiKeyAuth.of({
       // A missing header arrives as an empty value, not as a failure.
-      apiKey: (key) => Effect.provide(authenticate(Redacted.value(key)), context)
+      apiKey: (key) => principalOf(store, Redacted.value(key))
     }))
 )
 

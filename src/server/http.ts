@@ -23,7 +23,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Context, Effect, FiberRef, Layer, Option } from "effect"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { statusOf, type WireError } from "../api/errors.js"
+import { isWireError } from "../api/errors.js"
 import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
 import { applySeed, type Seed } from "./seed.js"
@@ -67,10 +67,6 @@ export const defaultMaxBodyBytes = 10 * 1024 * 1024
 
 const isRequestError = (u: unknown): u is { readonly _tag: "RequestError"; readonly cause?: unknown } =>
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "RequestError"
-
-const isWireError = (u: unknown): u is WireError =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag as string in statusOf &&
-  (u as { status?: unknown }).status === "error"
 
 const causeMessage = (u: { readonly cause?: unknown }) => u.cause instanceof Error ? u.cause.message : String(u.cause)
 

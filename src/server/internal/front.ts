@@ -185,7 +185,7 @@ export class FrontServer extends Server {
       })
     }
     const ingest = this.ingestRoute?.takes(request) === true ? this.ingestRoute : undefined
-    const scan = scanDepth(body, { records: ingest !== undefined || isIngestPath(request) })
+    const scan = scanDepth(body, { records: request.method === "POST" && ingestTarget(request.url ?? "") !== undefined })
     if (scan._tag === "TooDeep") {
       return refuse(response, "BadRequest", {
         code: "nesting_too_deep",
@@ -232,9 +232,16 @@ const cutOut = (body: Buffer, deepRecords: ReadonlyArray<DeepRecord>): Buffer =>
   return Buffer.concat(pieces)
 }
 
-/** Ingest bodies are judged per record even when the API serves them (faults injected). */
-const isIngestPath = (request: IncomingMessage) =>
-  request.method === "POST" && /^\/v[12]\/datasets\/[^/?]+\/data(\?|$)/.test(request.url ?? "")
+/**
+ * `POST /v1|v2/datasets/{id}/data`: the version, the raw id segment, and whether a query
+ * string follows. Ingest bodies are judged per record even when the API serves them.
+ *
+ * @since 0.1.0
+ */
+export const ingestTarget = (url: string) => {
+  const match = /^\/(v[12])\/datasets\/([^/?]+)\/data(\?|$)/.exec(url)
+  return match === null ? undefined : { version: match[1] as "v1" | "v2", id: match[2]!, query: match[3] === "?" }
+}
 
 /**
  * Reads a body up to `maxBytes`: the bytes, `"too large"` (nothing more is read), or undefined

@@ -20,7 +20,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Cause, Effect, Either, Exit, FiberRef, Option, ParseResult, Runtime, Schema } from "effect"
-import { statusOf, type WireError, wireErrorOf } from "../../api/errors.js"
+import { isWireError, wireErrorOf } from "../../api/errors.js"
 import { CurrentPrincipal, type Principal } from "../../api/security.js"
 import { authenticate } from "../auth.js"
 import { IdempotencyHeaders } from "../../api/common.js"
@@ -35,43 +35,38 @@ import type { Ingestion, Store } from "../store/Store.js"
 import { v1IngestAnswer } from "../v1.js"
 import { v2IngestAnswer } from "../v2/datasets.js"
 import { badRequestFromDecode, invalidJson } from "./decodeError.js"
-import { type IngestRoute, sendJson, sendWireError } from "./front.js"
+import { ingestTarget, type IngestRoute, sendJson, sendWireError } from "./front.js"
 
 interface Version {
-  readonly decodePath: (segment: string) => Either.Either<{ readonly id: string }, ParseResult.ParseError>
+  /** The dataset id of the path's id segment. */
+  readonly decodePath: (segment: string) => Either.Either<string, ParseResult.ParseError>
   readonly decodePayload: (u: unknown) => Either.Either<{ readonly records: ReadonlyArray<unknown> }, ParseResult.ParseError>
-  readonly decodeHeaders: (u: unknown) => Either.Either<{ readonly "idempotency-key"?: string | undefined }, ParseResult.ParseError>
   readonly answer: (ingestion: Ingestion) => Effect.Effect<object>
+}
+
+/** A decoder of the path's one parameter `name`, as the router would hand it to the schema. */
+const pathParameter = <Name extends string>(schema: Schema.Schema<{ readonly [K in Name]: string }, any>, name: Name) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (segment: string) => Either.map(decode({ [name]: segment }), (path) => path[name])
 }
 
 const decodeHeaders = Schema.decodeUnknownEither(IdempotencyHeaders)
 
 const versions: Readonly<Record<"v1" | "v2", Version>> = {
   v1: {
-    decodePath: ((decode) => (segment: string) => Either.map(decode({ datasetId: segment }), (p) => ({ id: p.datasetId })))(
-      Schema.decodeUnknownEither(V1.DatasetPath)
-    ),
+    decodePath: pathParameter(V1.DatasetPath, "datasetId"),
     decodePayload: Schema.decodeUnknownEither(V1.IngestRequest),
-    decodeHeaders,
     answer: v1IngestAnswer
   },
   v2: {
-    decodePath: ((decode) => (segment: string) => decode({ id: segment }))(Schema.decodeUnknownEither(DatasetIdPath)),
+    decodePath: pathParameter(DatasetIdPath, "id"),
     decodePayload: Schema.decodeUnknownEither(V2IngestRequest),
-    decodeHeaders,
     answer: v2IngestAnswer
   }
 }
 
-/** `/v1/datasets/{id}/data` or `/v2/...`: the version and the raw id segment. No query string. */
-const ingestPath = /^\/(v[12])\/datasets\/([^/?]+)\/data$/
-
 const decodeFailure = (error: ParseResult.ParseError, url: string) =>
   badRequestFromDecode(ParseResult.ArrayFormatter.formatErrorSync(error), url)
-
-const isWireError = (u: unknown): u is WireError =>
-  typeof u === "object" && u !== null && typeof (u as { _tag?: unknown })._tag === "string" &&
-  (u as { _tag: string })._tag in statusOf && (u as { status?: unknown }).status === "error"
 
 /**
  * The ingest route over the services of `runtime`; `maxBodyBytes` as for the API.
@@ -129,7 +124,7 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
     }
     const payload = version.decodePayload(json)
     if (Either.isLeft(payload)) return decodeFailure(payload.left, url)
-    const headers = version.decodeHeaders(request.headers)
+    const headers = decodeHeaders(request.headers)
     if (Either.isLeft(headers)) return decodeFailure(headers.left, url)
     const execute = Effect.flatMap(ingest(principal, datasetId, payload.right.records), version.answer)
     const key = headers.right["idempotency-key"]
@@ -143,11 +138,11 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
   }
 
   return {
-    takes: (request) => request.method === "POST" && ingestPath.test(request.url ?? ""),
+    takes: (request) => request.method === "POST" && ingestTarget(request.url ?? "")?.query === false,
     serve: (request, response, body) => {
       const url = request.url ?? ""
-      const match = ingestPath.exec(url)!
-      const version = versions[match[1] as "v1" | "v2"]
+      const target = ingestTarget(url)!
+      const version = versions[target.version]
       const id = newRequestId()
       response.setHeader("x-request-id", id)
       const apiKey = request.headers["x-api-key"]
@@ -155,10 +150,10 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
         response,
         id,
         Effect.flatMap(authenticate(typeof apiKey === "string" ? apiKey : ""), (principal) => {
-          const path = version.decodePath(match[2]!)
+          const path = version.decodePath(target.id)
           if (Either.isLeft(path)) return decodeFailure(path.left, url)
           return Effect.provideService(
-            accept(version, url, principal, path.right.id, request, body),
+            accept(version, url, principal, path.right, request, body),
             CurrentPrincipal,
             principal
           )

@@ -8,27 +8,11 @@ import { request as httpRequest } from "node:http"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { MaxJsonDepth } from "../../src/records.js"
-import { pollUntil, serverLayer, ServerUrl } from "../support/server.js"
+import { pollUntil, requestTo, serverLayer, ServerUrl } from "../support/server.js"
 
-interface Answer {
-  readonly status: number
-  readonly body: any
-  readonly text: string
-  readonly headers: Headers
-}
+type Answer = Effect.Effect.Success<ReturnType<typeof requestTo>>
 
-const send = (url: string, path: string, init: RequestInit = {}) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const response = await fetch(`${url}${path}`, init)
-    const text = await response.text()
-    let body: unknown
-    try {
-      body = JSON.parse(text)
-    } catch {
-      body = text
-    }
-    return { status: response.status, body, text, headers: response.headers }
-  })
+const send = requestTo
 
 const json = (key: string, body: unknown, method = "POST"): RequestInit => ({
   method,

@@ -53,20 +53,22 @@ export const serverLayer = (options: Partial<ReferenceServer.ServerOptions> = {}
 export const clientFor = (apiKey: string, retry?: ClientConfig["retry"]) =>
   Effect.flatMap(ServerUrl, (baseUrl) => TributaryClient.make({ baseUrl, apiKey: Redacted.make(apiKey), retry }))
 
+/** A raw request to the server at `url`: status, headers, the text and its parsed JSON body. */
+export const requestTo = (url: string, path: string, init: RequestInit = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${url}${path}`, init)
+    const text = await response.text()
+    let body: any
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = text
+    }
+    return { status: response.status, headers: response.headers, text, body }
+  })
+
 /** A raw request to the server at `ServerUrl`: status, headers and parsed JSON body. */
-export const rawRequest = (path: string, init: RequestInit = {}) =>
-  Effect.flatMap(ServerUrl, (url) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${url}${path}`, init)
-      const text = await response.text()
-      let body: any
-      try {
-        body = JSON.parse(text)
-      } catch {
-        body = text
-      }
-      return { status: response.status, headers: response.headers, body }
-    }))
+export const rawRequest = (path: string, init: RequestInit = {}) => Effect.flatMap(ServerUrl, (url) => requestTo(url, path, init))
 
 /** Runs `get` every 10 ms until `done` holds for its answer. */
 export const pollUntil = <A, E>(get: Effect.Effect<A, E>, done: (a: A) => boolean): Effect.Effect<A, E> =>

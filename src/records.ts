@@ -456,7 +456,10 @@ const valueJsonBytes = (value: unknown): number => {
     for (let i = 0; i < value.length; i++) bytes += utf8Bytes(value[i] as string, true) + 2
     return bytes
   }
-  // Numbers, null and anything a caller built by hand: JSON's own text is plain ASCII or already escaped.
+  // A finite number's JSON text is its `String` (ASCII); non-finite ones are written `null`.
+  if (typeof value === "number") return Number.isFinite(value) ? String(value).length : 4
+  if (value === null) return 4
+  // Anything a caller built by hand: JSON's own text is plain ASCII or already escaped.
   const text = JSON.stringify(value)
   return text === undefined ? 0 : utf8Bytes(text, false)
 }

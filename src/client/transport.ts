@@ -55,7 +55,7 @@ export class ExchangeDispatcher extends Context.Tag("tributary/Transport/Exchang
 export const layer = (attemptTimeout: Duration.DurationInput) => {
   const millis = Duration.toMillis(attemptTimeout)
   const limit: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) =>
-    dispatch({ ...options, headersTimeout: millis, bodyTimeout: millis }, handler)
+    dispatch(Object.assign({}, options, { headersTimeout: millis, bodyTimeout: millis }), handler) // not a spread: "Spreads" in docs/decisions.md
   const agent = Layer.scoped(ExchangeDispatcher, makeDispatcher(attemptTimeout))
   const forPlatform = Layer.effect(NodeHttpClient.Dispatcher, Effect.map(ExchangeDispatcher, (agent) => agent.compose(limit)))
   return NodeHttpClient.layerUndiciWithoutDispatcher.pipe(

@@ -267,7 +267,10 @@ export const flatMap: {
     const children = Array.from(f(element.value, position))
     if (children.length === 0) return { _tag: "Dropped", position }
     for (let index = 0; index < children.length; index++) {
-      out.push({ _tag: "Record", position: { ...position, child: { index, of: children.length } }, value: children[index]! })
+      // `Object.assign`, not a spread: a spread followed by a new key cost 1.2 µs per child on
+      // node 20 against 0.05 (docs/decisions.md, "Spreads").
+      const child: Position = Object.assign({}, position, { child: { index, of: children.length } })
+      out.push({ _tag: "Record", position: child, value: children[index]! })
     }
   }, "flatMap"))
 

@@ -280,7 +280,7 @@ export const batchCut = (batch: Pick<Batch, "partition" | "records">): BatchCut 
   const cut: BatchCut = { partition: batch.partition, first: first.offset, last: last.offset }
   return first.child === undefined && last.child === undefined
     ? cut
-    : { ...cut, firstChild: first.child?.index, lastChild: last.child?.index }
+    : Object.assign(cut, { firstChild: first.child?.index, lastChild: last.child?.index }) // not a spread: "Spreads" in docs/decisions.md
 }
 
 /**

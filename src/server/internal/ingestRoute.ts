@@ -23,7 +23,7 @@ import { Cause, Effect, Either, Exit, FiberRef, Option, ParseResult, Runtime, Sc
 import { isWireError, wireErrorOf } from "../../api/errors.js"
 import { CurrentPrincipal, type Principal } from "../../api/security.js"
 import { authenticate } from "../auth.js"
-import { IdempotencyHeaders } from "../../api/common.js"
+import { IdempotencyHeaders, MaxRecordsPerIngestion } from "../../api/common.js"
 import * as V1 from "../../api/v1.js"
 import { DatasetIdPath } from "../../api/v2/common.js"
 import { IngestRequest as V2IngestRequest } from "../../api/v2/datasets.js"
@@ -52,15 +52,35 @@ const pathParameter = <Name extends string>(schema: Schema.Schema<{ readonly [K 
 
 const decodeHeaders = Schema.decodeUnknownEither(IdempotencyHeaders)
 
+/**
+ * The payload decoder of `schema` (`{ records: Array(IngestRecord) }` with 1 to
+ * `MaxRecordsPerIngestion` items): a body that plainly passes is taken as it is, anything
+ * else goes through the schema, whose answer (and message) counts. The schema's array
+ * decoding cost about 20 µs of a 100-record request, one parse result per record, for records
+ * it passes through unchanged (`IngestRecord` is any JSON value).
+ */
+const payloadDecoder = (schema: typeof V1.IngestRequest | typeof V2IngestRequest) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (u: unknown): Either.Either<{ readonly records: ReadonlyArray<unknown> }, ParseResult.ParseError> => {
+    if (typeof u === "object" && u !== null && !Array.isArray(u)) {
+      const records = (u as { readonly records?: unknown }).records
+      if (Array.isArray(records) && records.length >= 1 && records.length <= MaxRecordsPerIngestion) {
+        return Either.right({ records })
+      }
+    }
+    return decode(u)
+  }
+}
+
 const versions: Readonly<Record<"v1" | "v2", Version>> = {
   v1: {
     decodePath: pathParameter(V1.DatasetPath, "datasetId"),
-    decodePayload: Schema.decodeUnknownEither(V1.IngestRequest),
+    decodePayload: payloadDecoder(V1.IngestRequest),
     answer: v1IngestAnswer
   },
   v2: {
     decodePath: pathParameter(DatasetIdPath, "id"),
-    decodePayload: Schema.decodeUnknownEither(V2IngestRequest),
+    decodePayload: payloadDecoder(V2IngestRequest),
     answer: v2IngestAnswer
   }
 }

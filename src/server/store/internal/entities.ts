@@ -31,7 +31,10 @@ export const newIngestion = (
   records: ReadonlyArray<unknown>,
   now: number
 ): Ingestion => ({
-  ...input,
+  // Fields named one by one: a spread followed by new keys cost 12 µs here on node 20 (V8
+  // builds a fresh hidden class for each such object; docs/decisions.md, "Spreads").
+  datasetId: input.datasetId,
+  initiatedBy: input.initiatedBy,
   id: randomUUID(),
   status: "queued",
   initiatedAt: isoTimestamp(now),

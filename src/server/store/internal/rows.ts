@@ -61,12 +61,16 @@ export const planRows = (
     })
     return { writes, appended: rows.length, overwritten: 0, rowDelta: rows.length, bytesDelta }
   }
-  const byKey = new Map<string, RowWrite>()
-  for (const row of rows) {
+  // Each key's place in `writes`: a key keeps its first place, as a stored row keeps its place
+  // when overwritten.
+  const placeOf = new Map<string, number>()
+  const writes: Array<RowWrite> = []
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!
     const key = primaryKeyOf(row, primaryKey)
     const size = rowJsonBytes(row)
-    const earlier = byKey.get(key)
-    const previousSize = earlier !== undefined ? earlier.size : storedSize(key)
+    const place = placeOf.get(key)
+    const previousSize = place !== undefined ? writes[place]!.size : storedSize(key)
     if (previousSize === undefined) {
       appended++
     } else {
@@ -74,8 +78,12 @@ export const planRows = (
       bytesDelta -= previousSize
     }
     bytesDelta += size
-    // A key keeps its first place, as a stored row keeps its place when overwritten.
-    byKey.set(key, { key, row, size })
+    if (place === undefined) {
+      placeOf.set(key, writes.length)
+      writes.push({ key, row, size })
+    } else {
+      writes[place] = { key, row, size }
+    }
   }
-  return { writes: [...byKey.values()], appended, overwritten, rowDelta: appended, bytesDelta }
+  return { writes, appended, overwritten, rowDelta: appended, bytesDelta }
 }

@@ -225,7 +225,14 @@ const table: Readonly<Record<string, Row>> = {
   "v2DatasetSettings.syncFrequencyOptions": { expect: read },
   "v2DatasetSettings.syncHistory": { expect: read },
   "v2DatasetSettings.syncStatistics": { expect: read },
-  "v2DatasetSettings.getLineage": { expect: read }
+  "v2DatasetSettings.getLineage": { expect: read },
+  "v2DatasetModifications.functions": { expect: open },
+  "v2DatasetModifications.rules": { expect: open },
+  "v2DatasetModifications.get": { expect: read },
+  "v2DatasetModifications.set": { expect: write, body: () => ({ formulas: { double: "$id * 2" } }) },
+  "v2DatasetModifications.clear": { expect: write },
+  // A preview saves nothing: whoever sees the dataset may run one.
+  "v2DatasetModifications.preview": { expect: read, body: () => ({ formulas: { double: "$id * 2" } }) }
 }
 
 let sequence = 0

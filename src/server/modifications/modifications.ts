@@ -30,7 +30,6 @@ import {
   cellValue,
   compareValues,
   formatWallClock,
-  instantOf,
   MaxStringValue,
   numberOfText,
   textOf,
@@ -648,15 +647,16 @@ export const applyModifications = (schema: ReadonlyArray<Column>, definition: Mo
 }
 
 /**
- * The sort key of a cell of an evaluated row: numbers as numbers, datetimes as instants,
- * text as text (the stores' order: see `store/internal/order.ts`).
+ * The sort key of a cell of an evaluated row, as the stores sort stored rows (see
+ * `store/internal/order.ts` and the Postgres store's `sortKeyOf`): numbers by value, strings
+ * and datetimes by their text, and anything else (a multi-valued cell) as missing, so that a
+ * page sorted in memory comes out as a page sorted by the store.
  *
  * @since 0.1.0
  * @category sorting
  */
 export const sortKey = (cell: RecordValue | undefined, type: ColumnType): string | number | null => {
-  const v = cellValue(cell)
-  if (v === null || typeof v === "boolean") return null
-  if (type === "datetime" && typeof v === "string") return instantOf(v) ?? v
-  return v
+  if (cell === undefined || cell === null) return null
+  if (type === "number") return typeof cell === "number" ? cell : null
+  return typeof cell === "string" ? cell : null
 }

@@ -19,6 +19,7 @@ import {
   unverified
 } from "../store/Store.js"
 import { canSee } from "../visibility.js"
+import { modifiedRows, planOf, sortOf } from "./rows.js"
 import { type ListParams, visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
@@ -213,23 +214,17 @@ export interface RowParams extends PageRequest {
 const rowPages = { defaultSize: 200, max: 1000, first: 0 }
 
 /**
- * A page of a visible dataset's rows, sorted by a column of its schema if asked.
+ * A page of a visible dataset's rows as its modifications show them (calculated columns,
+ * filters, hidden columns left out), sorted by a column of the view if asked.
  *
  * @since 0.1.0
  */
 export const datasetRows = (principal: Principal, id: string, params: RowParams) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, id)
-    const sortBy = params.sortBy
-    const column = sortBy === undefined ? undefined : dataset.schema.find((c) => c.id === sortBy)
-    if (sortBy !== undefined && column === undefined) {
-      return yield* invalid("sortBy", `column "${sortBy.slice(0, 100)}" is not in the dataset schema`)
-    }
-    const store = yield* Store
+    const plan = planOf(dataset)
+    const sort = yield* sortOf(plan, params.sortBy, params.sortOrder)
     const { page, pageSize, slice } = sliceOf(params, rowPages)
-    const found = yield* store.rows(dataset.id, {
-      sort: column === undefined ? undefined : { column, order: params.sortOrder ?? "asc" },
-      ...slice
-    })
-    return { dataset, page, pageSize, found }
+    const found = yield* modifiedRows(dataset, plan, { ...slice, sort })
+    return { dataset, plan, page, pageSize, found }
   })

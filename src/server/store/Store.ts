@@ -13,6 +13,7 @@
 import { Context, Data, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
+import type { Modifications } from "../modifications/modifications.js"
 
 /** @since 0.1.0 */
 export type AccountType = "organization" | "agency" | "client"
@@ -127,6 +128,8 @@ export interface Dataset {
   readonly metadata: DatasetMetadata
   /** By column id; columns without an entry have none. */
   readonly columnMetadata: Readonly<Record<string, ColumnMetadata>>
+  /** Calculated columns, filters, display names, data types, order and visibility; none at creation. */
+  readonly modifications: Modifications
   readonly rowCount: number
   /** Bytes of the stored rows as JSON. */
   readonly size: number
@@ -309,14 +312,22 @@ export type DataSourcePatch = Partial<Pick<DataSource, "name" | "timezone" | "sy
 
 /** @since 0.1.0 */
 export type DatasetPatch = Partial<
-  Pick<Dataset, "name" | "timezone" | "syncInterval" | "permissions" | "verification" | "metadata" | "columnMetadata">
+  Pick<Dataset, | "name"
+    | "timezone"
+    | "syncInterval"
+    | "permissions"
+    | "verification"
+    | "metadata"
+    | "columnMetadata"
+    | "modifications"
+  >
 >
 
 /** @since 0.1.0 */
 export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt">
 
 /** @since 0.1.0 */
-export type NewDataset = Omit<Dataset, "id" | "createdAt" | "rowCount" | "size" | "activity">
+export type NewDataset = Omit<Dataset, "id" | "createdAt" | "rowCount" | "size" | "activity" | "modifications">
 
 /**
  * The store. Every method is atomic; who may do what is the services' concern.

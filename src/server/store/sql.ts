@@ -140,6 +140,7 @@ interface DatasetRecord {
   readonly verification: Dataset["verification"]
   readonly metadata: Dataset["metadata"]
   readonly column_metadata: Dataset["columnMetadata"]
+  readonly modifications: Dataset["modifications"]
   readonly row_count: number
   readonly size: number
   readonly next_seq: number
@@ -164,6 +165,7 @@ const toDataset = (r: DatasetRecord): Dataset => ({
   verification: r.verification,
   metadata: r.metadata,
   columnMetadata: r.column_metadata,
+  modifications: r.modifications,
   rowCount: r.row_count,
   size: r.size,
   activity: r.last_ingestion_id === null ? null : {
@@ -232,7 +234,7 @@ export const make = Effect.gen(function*() {
   const datasetSelect = sql`
     SELECT d.id, d.organization_id, d.data_source_id, d.name, d.created_at, d.primary_key, d.schema,
       d.created_by, d.timezone, d.sync_interval, d.permissions, d.verification, d.metadata,
-      d.column_metadata, d.row_count::float8 AS row_count, d.size::float8 AS size,
+      d.column_metadata, d.modifications, d.row_count::float8 AS row_count, d.size::float8 AS size,
       d.next_seq::float8 AS next_seq, d.last_success_at,
       l.id AS last_ingestion_id, l.initiated_at AS last_ingestion_at, l.status AS last_status
     FROM datasets d
@@ -495,7 +497,8 @@ export const make = Effect.gen(function*() {
           permissions = ${jsonOrKeep(patch.permissions, "permissions")},
           verification = ${jsonOrKeep(patch.verification, "verification")},
           metadata = ${jsonOrKeep(patch.metadata, "metadata")},
-          column_metadata = ${jsonOrKeep(patch.columnMetadata, "column_metadata")}
+          column_metadata = ${jsonOrKeep(patch.columnMetadata, "column_metadata")},
+          modifications = ${jsonOrKeep(patch.modifications, "modifications")}
           WHERE id = ${id}::uuid RETURNING id`
         if (rows.length === 0) return Option.none()
         return yield* service.dataset(id)
@@ -512,10 +515,10 @@ export const make = Effect.gen(function*() {
         const copyId = randomUUID()
         const copied = yield* sql`INSERT INTO datasets (id, organization_id, data_source_id, name, created_at, primary_key,
             schema, created_by, timezone, sync_interval, permissions, verification, metadata, column_metadata,
-            row_count, size, next_seq)
+            modifications, row_count, size, next_seq)
           SELECT ${copyId}::uuid, organization_id, data_source_id, ${name}, ${isoTimestamp(now)}, primary_key, schema,
             ${json(createdBy)}::jsonb, timezone, sync_interval, permissions, verification, metadata, column_metadata,
-            row_count, size, next_seq
+            modifications, row_count, size, next_seq
           FROM datasets WHERE id = ${id}::uuid FOR SHARE
           RETURNING id`
         if (copied.length === 0) return Option.none()

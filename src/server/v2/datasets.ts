@@ -23,6 +23,8 @@ import {
   visibleDataset
 } from "../services/datasets.js"
 import { getIngestion, ingest, ingestionStatistics, listIngestions } from "../services/ingestions.js"
+import type { ViewColumn } from "../modifications/modifications.js"
+import { planOf } from "../services/rows.js"
 import type { Dataset, Ingestion } from "../store/Store.js"
 import { activeStatus } from "./dataSources.js"
 
@@ -104,9 +106,14 @@ const detail = (d: Dataset) => ({
 /** @since 0.1.0 */
 export const respondDetail = (d: Dataset) => respond("success", { data: detail(d) })
 
-/** The schema as the service shows it: display name = id, order = position. */
-export const schemaColumns = (d: Dataset) =>
-  d.schema.map((column, order) => ({ id: column.id, displayName: column.id, dataType: column.dataType, order, visible: true }))
+/**
+ * The schema view as the service shows it: stored and calculated columns with their display
+ * names, types after any data type change, display order and visibility.
+ *
+ * @since 0.1.0
+ */
+export const schemaColumns = (columns: ReadonlyArray<ViewColumn>) =>
+  columns.map(({ dataType, displayName, id, order, visible }) => ({ id, displayName, dataType, order, visible }))
 
 /** @since 0.1.0 */
 export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (handlers) =>
@@ -163,17 +170,20 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
     .handle("getSchema", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: schemaColumns(d), primaryKey: d.primaryKey } })),
+        Effect.flatMap((d) =>
+          respond("success", { data: { items: schemaColumns(planOf(d).columns), primaryKey: d.primaryKey } })
+        ),
         present
       ))
     .handle("getData", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => datasetRows(p, path.id, urlParams)),
-        Effect.flatMap(({ dataset, found, ...page }) =>
+        Effect.flatMap(({ dataset, found, plan, ...page }) =>
           respond("success", {
             data: {
               ...pageView(found, page, (row) => row),
-              schema: schemaColumns(dataset),
+              // The columns the rows carry: hidden ones are left out of both.
+              schema: schemaColumns(plan.visibleColumns),
               lastUpdatedAt: dataset.activity?.lastIngestionAt ?? null
             }
           })

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { isoTimestamp } from "../../clock.js"
+import { noModifications } from "../../modifications/modifications.js"
 import type { Dataset, Ingestion, NewDataset } from "../Store.js"
 
 /**
@@ -18,7 +19,8 @@ export const newDataset = (input: NewDataset, now: number): Dataset => ({
   createdAt: isoTimestamp(now),
   rowCount: 0,
   size: 0,
-  activity: null
+  activity: null,
+  modifications: noModifications
 })
 
 /**

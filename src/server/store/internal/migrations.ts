@@ -112,10 +112,20 @@ const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * Dataset modifications (calculated columns, filters, display names, data types, order,
+ * visibility): one `jsonb` document per dataset, read with the dataset, since every reader of
+ * its rows needs it.
+ */
+const modifications = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql`ALTER TABLE datasets ADD COLUMN modifications jsonb NOT NULL
+    DEFAULT '{"filters":{},"formulas":{},"displayNames":{},"dataTypes":{},"order":[],"visibility":{}}'`)
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
  */
 export const migrations = {
-  "1_initial": initial
+  "1_initial": initial,
+  "2_modifications": modifications
 }

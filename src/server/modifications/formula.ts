@@ -190,6 +190,11 @@ const comparison = new Map<string, BinaryOperator>([
   [">=", ">="]
 ])
 
+const orOps = new Map<string, BinaryOperator>([["OR", "OR"], ["||", "OR"]])
+const andOps = new Map<string, BinaryOperator>([["AND", "AND"], ["&&", "AND"]])
+const additiveOps = new Map<string, BinaryOperator>([["+", "+"], ["-", "-"]])
+const multiplicativeOps = new Map<string, BinaryOperator>([["*", "*"], ["/", "/"], ["%", "%"]])
+
 const describe = (t: Token) => t.kind === "end" ? "the end of the formula" : `"${t.value}"`
 
 /**
@@ -232,22 +237,24 @@ class Parser {
     return expr
   }
 
-  private or(depth: number): Expr {
-    let left = this.and(depth)
-    while (this.isKeyword("OR") || this.isOp("||")) {
-      const op = this.next()
-      left = { _tag: "Binary", op: "OR", left, right: this.and(depth), position: op.position }
+  /** A left-associative chain of `operand`s joined by the operators of `ops`. */
+  private chain(depth: number, ops: ReadonlyMap<string, BinaryOperator>, operand: (depth: number) => Expr): Expr {
+    let left = operand(depth)
+    for (;;) {
+      const t = this.peek()
+      const op = t.kind === "op" ? ops.get(t.value) : t.kind === "name" ? ops.get(t.value.toUpperCase()) : undefined
+      if (op === undefined) return left
+      this.next()
+      left = { _tag: "Binary", op, left, right: operand(depth), position: t.position }
     }
-    return left
+  }
+
+  private or(depth: number): Expr {
+    return this.chain(depth, orOps, (d) => this.and(d))
   }
 
   private and(depth: number): Expr {
-    let left = this.not(depth)
-    while (this.isKeyword("AND") || this.isOp("&&")) {
-      const op = this.next()
-      left = { _tag: "Binary", op: "AND", left, right: this.not(depth), position: op.position }
-    }
-    return left
+    return this.chain(depth, andOps, (d) => this.not(d))
   }
 
   private not(depth: number): Expr {
@@ -274,27 +281,11 @@ class Parser {
   }
 
   private additive(depth: number): Expr {
-    let left = this.multiplicative(depth)
-    while (this.isOp("+") || this.isOp("-")) {
-      const op = this.next()
-      left = {
-        _tag: "Binary",
-        op: op.value as "+" | "-",
-        left,
-        right: this.multiplicative(depth),
-        position: op.position
-      }
-    }
-    return left
+    return this.chain(depth, additiveOps, (d) => this.multiplicative(d))
   }
 
   private multiplicative(depth: number): Expr {
-    let left = this.unary(depth)
-    while (this.isOp("*") || this.isOp("/") || this.isOp("%")) {
-      const op = this.next()
-      left = { _tag: "Binary", op: op.value as "*" | "/" | "%", left, right: this.unary(depth), position: op.position }
-    }
-    return left
+    return this.chain(depth, multiplicativeOps, (d) => this.unary(d))
   }
 
   private unary(depth: number): Expr {

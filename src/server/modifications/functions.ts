@@ -259,6 +259,25 @@ const extreme = (pick: (c: number) => boolean) => (args: ReadonlyArray<() => Val
   return best
 }
 
+/** A function of one text or number argument, null for null. */
+const oneArgument = <T extends "string" | "number">(
+  name: string,
+  type: T,
+  result: FormulaType,
+  description: string,
+  example: string,
+  f: (value: T extends "string" ? string : number) => Value
+): FormulaFunction =>
+  define({
+    name,
+    category: type === "string" ? "text" : "number",
+    description,
+    example,
+    params: [{ name: type === "string" ? "text" : "number", description: type === "string" ? "A text value" : "A number", type }],
+    result,
+    apply: strict((v: Value) => f(v as T extends "string" ? string : number))
+  })
+
 const table: ReadonlyArray<FormulaFunction> = [
   // Text.
   define({
@@ -277,42 +296,10 @@ const table: ReadonlyArray<FormulaFunction> = [
       return out
     }
   }),
-  define({
-    name: "UPPER",
-    category: "text",
-    description: "The text in upper case.",
-    example: "UPPER($country)",
-    params: [{ name: "text", description: "A text value", type: "string" }],
-    result: "string",
-    apply: strict((s: Value) => text(String(s).toUpperCase()))
-  }),
-  define({
-    name: "LOWER",
-    category: "text",
-    description: "The text in lower case.",
-    example: "LOWER($email)",
-    params: [{ name: "text", description: "A text value", type: "string" }],
-    result: "string",
-    apply: strict((s: Value) => text(String(s).toLowerCase()))
-  }),
-  define({
-    name: "TRIM",
-    category: "text",
-    description: "The text without leading and trailing white space.",
-    example: "TRIM($name)",
-    params: [{ name: "text", description: "A text value", type: "string" }],
-    result: "string",
-    apply: strict((s: Value) => String(s).trim())
-  }),
-  define({
-    name: "LENGTH",
-    category: "text",
-    description: "The number of characters (UTF-16 code units) of the text.",
-    example: "LENGTH($comment)",
-    params: [{ name: "text", description: "A text value", type: "string" }],
-    result: "number",
-    apply: strict((s: Value) => String(s).length)
-  }),
+  oneArgument("UPPER", "string", "string", "The text in upper case.", "UPPER($country)", (t) => text(t.toUpperCase())),
+  oneArgument("LOWER", "string", "string", "The text in lower case.", "LOWER($email)", (t) => text(t.toLowerCase())),
+  oneArgument("TRIM", "string", "string", "The text without leading and trailing white space.", "TRIM($name)", (t) => t.trim()),
+  oneArgument("LENGTH", "string", "number", "The number of characters (UTF-16 code units) of the text.", "LENGTH($comment)", (t) => t.length),
   define({
     name: "LEFT",
     category: "text",
@@ -398,15 +385,7 @@ const table: ReadonlyArray<FormulaFunction> = [
     apply: (args) => textOf(args[0]!())
   }),
   // Numbers.
-  define({
-    name: "ABS",
-    category: "number",
-    description: "The absolute value.",
-    example: "ABS($balance)",
-    params: [{ name: "number", description: "A number", type: "number" }],
-    result: "number",
-    apply: strict((n: Value) => finite(Math.abs(n as number)))
-  }),
+  oneArgument("ABS", "number", "number", "The absolute value.", "ABS($balance)", (n) => finite(Math.abs(n))),
   define({
     name: "ROUND",
     category: "number",
@@ -423,24 +402,8 @@ const table: ReadonlyArray<FormulaFunction> = [
       return typeof n === "number" && typeof d === "number" ? roundTo(n, d) : null
     }
   }),
-  define({
-    name: "FLOOR",
-    category: "number",
-    description: "The largest integer not above the number.",
-    example: "FLOOR($score)",
-    params: [{ name: "number", description: "A number", type: "number" }],
-    result: "number",
-    apply: strict((n: Value) => finite(Math.floor(n as number)))
-  }),
-  define({
-    name: "CEIL",
-    category: "number",
-    description: "The smallest integer not below the number.",
-    example: "CEIL($hours)",
-    params: [{ name: "number", description: "A number", type: "number" }],
-    result: "number",
-    apply: strict((n: Value) => finite(Math.ceil(n as number)))
-  }),
+  oneArgument("FLOOR", "number", "number", "The largest integer not above the number.", "FLOOR($score)", (n) => finite(Math.floor(n))),
+  oneArgument("CEIL", "number", "number", "The smallest integer not below the number.", "CEIL($hours)", (n) => finite(Math.ceil(n))),
   define({
     name: "POWER",
     category: "number",
@@ -453,15 +416,7 @@ const table: ReadonlyArray<FormulaFunction> = [
     result: "number",
     apply: strict((b: Value, e: Value) => finite((b as number) ** (e as number)))
   }),
-  define({
-    name: "SQRT",
-    category: "number",
-    description: "The square root; null for a negative number.",
-    example: "SQRT($area)",
-    params: [{ name: "number", description: "A number", type: "number" }],
-    result: "number",
-    apply: strict((n: Value) => finite(Math.sqrt(n as number)))
-  }),
+  oneArgument("SQRT", "number", "number", "The square root; null for a negative number.", "SQRT($area)", (n) => finite(Math.sqrt(n))),
   define({
     name: "MIN",
     category: "number",

@@ -16,7 +16,15 @@
  */
 import type { Column, ColumnType, RecordValue, Row } from "../../records.js"
 import { isIsoDateTime } from "../../records.js"
-import { checkFormula, evaluate, type Expr, parseFormula, referencedColumns, type Typed } from "./formula.js"
+import {
+  checkFormula,
+  evaluate,
+  type Expr,
+  type FormulaError,
+  parseFormula,
+  referencedColumns,
+  type Typed
+} from "./formula.js"
 import {
   conversionsByPhysicalType,
   filterRules,
@@ -379,6 +387,12 @@ const checkDataType = (
   }
 }
 
+const formulaProblem = (field: string, error: FormulaError): ModificationError => ({
+  field,
+  message: `invalid formula at position ${error.position}: ${error.message}`,
+  position: error.position
+})
+
 /**
  * Compiles a definition against a dataset's schema: the plan, or every problem found, each
  * naming its field. Checks: calculated column ids are new, non-blank, without control
@@ -412,11 +426,7 @@ export const compile = (schema: ReadonlyArray<Column>, definition: Modifications
     }
     const result = parseFormula(formula)
     if (result._tag === "FormulaError") {
-      errors.push({
-        field,
-        message: `invalid formula at position ${result.error.position}: ${result.error.message}`,
-        position: result.error.position
-      })
+      errors.push(formulaProblem(field, result.error))
       continue
     }
     parsed.set(id, { formula, expr: result.expr })
@@ -452,11 +462,7 @@ export const compile = (schema: ReadonlyArray<Column>, definition: Modifications
       })
       const field = `formulas.${id}`
       if (checked._tag === "FormulaError") {
-        errors.push({
-          field,
-          message: `invalid formula at position ${checked.error.position}: ${checked.error.message}`,
-          position: checked.error.position
-        })
+        errors.push(formulaProblem(field, checked.error))
         continue
       }
       const t = checked.typed.type

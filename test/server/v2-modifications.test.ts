@@ -323,7 +323,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset modifications th
           path: { id },
           payload: {
             formulas: { revenue: "$amount * $qty", month: "DATE_TRUNC($day, 'month')" },
-            displayNames: { revenue: "Revenue" },
+            displayNames: { revenue: "Revenue", qty: "Quantity" },
             visibility: { qty: false },
             order: ["revenue", "month"],
             dataTypes: { id: { outputLogicalType: "string" } }
@@ -337,10 +337,13 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset modifications th
           { id: "id", displayName: "id", dataType: "string", order: 2, visible: true },
           { id: "day", displayName: "day", dataType: "datetime", order: 3, visible: true },
           { id: "amount", displayName: "amount", dataType: "number", order: 4, visible: true },
-          { id: "qty", displayName: "qty", dataType: "number", order: 5, visible: false },
+          { id: "qty", displayName: "Quantity", dataType: "number", order: 5, visible: false },
           { id: "region", displayName: "region", dataType: "string", order: 6, visible: true }
         ])
         expect(schema.data.primaryKey).toEqual(["id"])
+        // Column metadata shows the display names set here (it cannot set them itself).
+        const columns = yield* admin.v2.v2DatasetSettings.getColumnMetadata({ path: { id } })
+        expect(columns.data.items.map((c) => c.displayName)).toEqual(["id", "day", "amount", "Quantity", "region"])
       }))
 
     it.effect("preview shows at most 200 rows of an unsaved definition, sorted, with the kept count", () =>

@@ -334,7 +334,7 @@ const validPayloads = (route: Route): fc.Arbitrary<unknown> =>
       )
   })
 
-const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", ingestionId: "" }
+const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", datasetNumber: 0, ingestionId: "" }
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
   typeof body === "string"

@@ -193,7 +193,7 @@ const table: Readonly<Record<string, Row>> = {
   "v2DataSources.setPermissions": { expect: write, body: () => ({ accessLevel: "everyone" }) },
   "v2DataSources.setSyncFrequency": { expect: write, body: () => ({ syncInterval: 60 }) },
   "v2DataSources.syncFrequencyOptions": { expect: read },
-  "v2Datasets.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "datasetId" } },
+  "v2Datasets.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "datasetNumber" } },
   "v2Datasets.create": {
     expect: write,
     body: (f) => ({ name: `${f.name} v2`, dataSourceId: f.dataSourceId, schema: [{ id: "id", dataType: "number" }] })
@@ -397,10 +397,10 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("permission matrix: 
           const v2Ids = v2Items(v2.json)
           if (visible) {
             expect(v1Ids, `v1 as ${key}`).toContain(fixture.datasetId)
-            expect(v2Ids, `v2 as ${key}`).toContain(fixture.datasetId)
+            expect(v2Ids, `v2 as ${key}`).toContain(fixture.datasetNumber)
           } else {
             expect(v1Ids, `v1 as ${key}`).not.toContain(fixture.datasetId)
-            expect(v2Ids, `v2 as ${key}`).not.toContain(fixture.datasetId)
+            expect(v2Ids, `v2 as ${key}`).not.toContain(fixture.datasetNumber)
           }
         }
       }))

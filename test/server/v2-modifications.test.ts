@@ -65,7 +65,7 @@ const acmeDataset = (rows: ReadonlyArray<Order> = []) =>
 /** Every row of `GET data`, page by page. */
 const allRows = (
   client: Effect.Effect.Success<ReturnType<typeof clientFor>>,
-  id: string,
+  id: number,
   params: { readonly sortBy?: string; readonly sortOrder?: "asc" | "desc"; readonly pageSize: number }
 ) =>
   Effect.gen(function*() {

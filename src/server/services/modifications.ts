@@ -10,7 +10,7 @@ import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { InvalidField, NotFound } from "../errors.js"
 import { compile, type Modifications } from "../modifications/modifications.js"
-import { type SortOrder, Store } from "../store/Store.js"
+import { type DatasetRef, type SortOrder, Store } from "../store/Store.js"
 import { editableDataset, visibleDataset } from "./datasets.js"
 import { modifiedRows, planOf, sortOf } from "./rows.js"
 
@@ -68,7 +68,7 @@ const compiled = (schema: Parameters<typeof compile>[0], definition: Modificatio
  *
  * @since 0.1.0
  */
-export const getModifications = (principal: Principal, id: string) =>
+export const getModifications = (principal: Principal, id: DatasetRef) =>
   Effect.map(visibleDataset(principal, id), (dataset) => planOf(dataset))
 
 const store = (id: string, modifications: Modifications) =>
@@ -84,7 +84,7 @@ const store = (id: string, modifications: Modifications) =>
  *
  * @since 0.1.0
  */
-export const setModifications = (principal: Principal, id: string, input: ModificationsInput) =>
+export const setModifications = (principal: Principal, id: DatasetRef, input: ModificationsInput) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "change dataset modifications")
     const definition = complete(input)
@@ -99,7 +99,7 @@ export const setModifications = (principal: Principal, id: string, input: Modifi
  *
  * @since 0.1.0
  */
-export const clearModifications = (principal: Principal, id: string) =>
+export const clearModifications = (principal: Principal, id: DatasetRef) =>
   Effect.flatMap(
     editableDataset(principal, id, "change dataset modifications"),
     (dataset) => store(dataset.id, complete({}))
@@ -116,7 +116,7 @@ export const PreviewRows = 200
  */
 export const previewModifications = (
   principal: Principal,
-  id: string,
+  id: DatasetRef,
   input: ModificationsInput,
   params: { readonly sortBy?: string | undefined; readonly sortOrder?: SortOrder | undefined }
 ) =>

@@ -39,6 +39,7 @@ import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from ".
 import { V2AuthLive } from "./v2/auth.js"
 import { V2DataSourcesLive } from "./v2/dataSources.js"
 import { V2DatasetsLive } from "./v2/datasets.js"
+import { V2DatasetModificationsLive } from "./v2/datasetModifications.js"
 import { V2DatasetSettingsLive } from "./v2/datasetSettings.js"
 import { V2OrganizationLive } from "./v2/organization.js"
 
@@ -162,7 +163,8 @@ const handlers = Layer.mergeAll(
   V2OrganizationLive,
   V2DataSourcesLive,
   V2DatasetsLive,
-  V2DatasetSettingsLive
+  V2DatasetSettingsLive,
+  V2DatasetModificationsLive
 )
 
 /**

@@ -334,7 +334,7 @@ const validPayloads = (route: Route): fc.Arbitrary<unknown> =>
       )
   })
 
-const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", ingestionId: "" }
+const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", datasetNumber: 0, ingestionId: "" }
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
   typeof body === "string"
@@ -481,7 +481,9 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2DatasetSettings.setTimezone": () => ({ timezone: "UTC" }),
   "v2DatasetSettings.setPermissions": () => ({ accessLevel: "everyone" }),
   "v2DatasetSettings.setVerification": () => ({ isVerified: true }),
-  "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 })
+  "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 }),
+  "v2DatasetModifications.set": () => ({ formulas: { double: "$id * 2" }, displayNames: { name: "Name" } }),
+  "v2DatasetModifications.preview": () => ({ formulas: { double: "$id * 2" } })
 }
 
 /** A fresh fixture, the route's path to it, and a request helper that also checks nothing was stored when refused. */

@@ -193,7 +193,7 @@ const table: Readonly<Record<string, Row>> = {
   "v2DataSources.setPermissions": { expect: write, body: () => ({ accessLevel: "everyone" }) },
   "v2DataSources.setSyncFrequency": { expect: write, body: () => ({ syncInterval: 60 }) },
   "v2DataSources.syncFrequencyOptions": { expect: read },
-  "v2Datasets.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "datasetId" } },
+  "v2Datasets.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "datasetNumber" } },
   "v2Datasets.create": {
     expect: write,
     body: (f) => ({ name: `${f.name} v2`, dataSourceId: f.dataSourceId, schema: [{ id: "id", dataType: "number" }] })
@@ -225,7 +225,14 @@ const table: Readonly<Record<string, Row>> = {
   "v2DatasetSettings.syncFrequencyOptions": { expect: read },
   "v2DatasetSettings.syncHistory": { expect: read },
   "v2DatasetSettings.syncStatistics": { expect: read },
-  "v2DatasetSettings.getLineage": { expect: read }
+  "v2DatasetSettings.getLineage": { expect: read },
+  "v2DatasetModifications.functions": { expect: open },
+  "v2DatasetModifications.rules": { expect: open },
+  "v2DatasetModifications.get": { expect: read },
+  "v2DatasetModifications.set": { expect: write, body: () => ({ formulas: { double: "$id * 2" } }) },
+  "v2DatasetModifications.clear": { expect: write },
+  // A preview saves nothing: whoever sees the dataset may run one.
+  "v2DatasetModifications.preview": { expect: read, body: () => ({ formulas: { double: "$id * 2" } }) }
 }
 
 let sequence = 0
@@ -390,10 +397,10 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("permission matrix: 
           const v2Ids = v2Items(v2.json)
           if (visible) {
             expect(v1Ids, `v1 as ${key}`).toContain(fixture.datasetId)
-            expect(v2Ids, `v2 as ${key}`).toContain(fixture.datasetId)
+            expect(v2Ids, `v2 as ${key}`).toContain(fixture.datasetNumber)
           } else {
             expect(v1Ids, `v1 as ${key}`).not.toContain(fixture.datasetId)
-            expect(v2Ids, `v2 as ${key}`).not.toContain(fixture.datasetId)
+            expect(v2Ids, `v2 as ${key}`).not.toContain(fixture.datasetNumber)
           }
         }
       }))

@@ -50,7 +50,10 @@ export const routes: ReadonlyArray<Route> = (() => {
 export interface Fixture {
   readonly accountId: number
   readonly dataSourceId: number
+  /** The dataset's UUID: v1 paths name it so. */
   readonly datasetId: string
+  /** The same dataset's number: v2 paths name it so. */
+  readonly datasetNumber: number
   readonly ingestionId: string
 }
 
@@ -58,7 +61,10 @@ export interface Fixture {
 export const pathParams = (template: string): ReadonlyArray<string> =>
   [...template.matchAll(/:(\w+)/g)].map((m) => m[1]!)
 
-/** What a path parameter names: `:id` is a data source under `/v2/data-sources`, a dataset under `/v2/datasets`. */
+/**
+ * What a path parameter names: `:id` is a data source under `/v2/data-sources`, a dataset
+ * (by number) under `/v2/datasets`; `:datasetId` is a dataset by UUID (v1).
+ */
 export const paramKind = (template: string, param: string): keyof Fixture =>
   param === "accountId"
     ? "accountId"
@@ -66,6 +72,8 @@ export const paramKind = (template: string, param: string): keyof Fixture =>
     ? "dataSourceId"
     : param === "ingestionId"
     ? "ingestionId"
+    : param === "id"
+    ? "datasetNumber"
     : "datasetId"
 
 /** The template with each parameter replaced by `value(param)` (used as it is: no encoding). */
@@ -199,17 +207,18 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       }),
       "dataset"
     )
-    const datasetId = dataset.data.id as string
+    const datasetNumber = dataset.data.id as number
+    const datasetId = dataset.data.uuid as string
     const ingestion = ok(
       yield* call({
         method: "POST",
-        path: `/v2/datasets/${datasetId}/data`,
+        path: `/v2/datasets/${datasetNumber}/data`,
         key,
         body: JSON.stringify({ records: [{ id: 1, name: "one" }, { id: 2, name: "two" }] })
       }),
       "ingest"
     )
-    return { accountId, dataSourceId: dataSource.data.id, datasetId, ingestionId: ingestion.data.ingestionId }
+    return { accountId, dataSourceId: dataSource.data.id, datasetId, datasetNumber, ingestionId: ingestion.data.ingestionId }
   })
 
 /** Waits until an ingestion (of any dataset) is terminal, so that rows and counts settle. */

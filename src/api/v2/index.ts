@@ -19,6 +19,7 @@ import {
 import { ApiKeyAuth } from "../security.js"
 import { V2Auth } from "./auth.js"
 import { V2DataSources } from "./dataSources.js"
+import { V2DatasetModifications } from "./datasetModifications.js"
 import { V2DatasetSettings } from "./datasetSettings.js"
 import { V2Datasets } from "./datasets.js"
 import { V2Organization } from "./organization.js"
@@ -28,6 +29,7 @@ export { V2Auth } from "./auth.js"
 export * as DataSources from "./dataSources.js"
 export * as Datasets from "./datasets.js"
 export * as DatasetSettings from "./datasetSettings.js"
+export * as DatasetModifications from "./datasetModifications.js"
 export { V2Organization } from "./organization.js"
 
 /** @since 0.1.0 */
@@ -37,6 +39,7 @@ export class V2Api extends HttpApi.make("v2")
   .add(V2DataSources)
   .add(V2Datasets)
   .add(V2DatasetSettings)
+  .add(V2DatasetModifications)
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)

@@ -12,6 +12,7 @@ import { type PageRequest, sliceOf } from "../paging.js"
 import {
   type Dataset,
   type DatasetPatch,
+  type DatasetRef,
   defaultPermissions,
   emptyMetadata,
   type SortOrder,
@@ -19,6 +20,7 @@ import {
   unverified
 } from "../store/Store.js"
 import { canSee } from "../visibility.js"
+import { modifiedRows, planOf, sortOf } from "./rows.js"
 import { type ListParams, visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
@@ -90,7 +92,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
  *
  * @since 0.1.0
  */
-export const visibleDataset = (principal: Principal, id: string) =>
+export const visibleDataset = (principal: Principal, id: DatasetRef) =>
   Effect.flatMap(Store, (store) => store.dataset(id)).pipe(
     Effect.flatMap((dataset) =>
       Option.isSome(dataset) && canSee(principal, dataset.value)
@@ -104,7 +106,7 @@ export const visibleDataset = (principal: Principal, id: string) =>
  *
  * @since 0.1.0
  */
-export const editableDataset = (principal: Principal, id: string, action = "change datasets") =>
+export const editableDataset = (principal: Principal, id: DatasetRef, action = "change datasets") =>
   Effect.tap(visibleDataset(principal, id), () => requireRole(principal, "editor", action))
 
 /**
@@ -149,7 +151,7 @@ export const listDatasets = (principal: Principal, params: ListParams & { readon
  *
  * @since 0.1.0
  */
-export const deleteDataset = (principal: Principal, id: string) =>
+export const deleteDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "delete datasets")
     const store = yield* Store
@@ -162,7 +164,7 @@ export const deleteDataset = (principal: Principal, id: string) =>
  *
  * @since 0.1.0
  */
-export const purgeDataset = (principal: Principal, id: string) =>
+export const purgeDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "purge datasets")
     const store = yield* Store
@@ -170,7 +172,7 @@ export const purgeDataset = (principal: Principal, id: string) =>
     return dataset
   })
 
-const updated = (id: string) =>
+const updated = (id: DatasetRef) =>
   Effect.flatMap(Option.match({
     onNone: () => Effect.fail(new NotFound({ resource: "Dataset", id })),
     onSome: (dataset: Dataset) => Effect.succeed(dataset)
@@ -181,7 +183,7 @@ const updated = (id: string) =>
  *
  * @since 0.1.0
  */
-export const updateDataset = (principal: Principal, id: string, patch: DatasetPatch) =>
+export const updateDataset = (principal: Principal, id: DatasetRef, patch: DatasetPatch) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
     const store = yield* Store
@@ -193,7 +195,7 @@ export const updateDataset = (principal: Principal, id: string, patch: DatasetPa
  *
  * @since 0.1.0
  */
-export const duplicateDataset = (principal: Principal, id: string, name: string | undefined) =>
+export const duplicateDataset = (principal: Principal, id: DatasetRef, name: string | undefined) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "duplicate datasets")
     const store = yield* Store
@@ -213,23 +215,17 @@ export interface RowParams extends PageRequest {
 const rowPages = { defaultSize: 200, max: 1000, first: 0 }
 
 /**
- * A page of a visible dataset's rows, sorted by a column of its schema if asked.
+ * A page of a visible dataset's rows as its modifications show them (calculated columns,
+ * filters, hidden columns left out), sorted by a column of the view if asked.
  *
  * @since 0.1.0
  */
-export const datasetRows = (principal: Principal, id: string, params: RowParams) =>
+export const datasetRows = (principal: Principal, id: DatasetRef, params: RowParams) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, id)
-    const sortBy = params.sortBy
-    const column = sortBy === undefined ? undefined : dataset.schema.find((c) => c.id === sortBy)
-    if (sortBy !== undefined && column === undefined) {
-      return yield* invalid("sortBy", `column "${sortBy.slice(0, 100)}" is not in the dataset schema`)
-    }
-    const store = yield* Store
+    const plan = planOf(dataset)
+    const sort = yield* sortOf(plan, params.sortBy, params.sortOrder)
     const { page, pageSize, slice } = sliceOf(params, rowPages)
-    const found = yield* store.rows(dataset.id, {
-      sort: column === undefined ? undefined : { column, order: params.sortOrder ?? "asc" },
-      ...slice
-    })
-    return { dataset, page, pageSize, found }
+    const found = yield* modifiedRows(dataset, plan, { ...slice, sort })
+    return { dataset, plan, page, pageSize, found }
   })

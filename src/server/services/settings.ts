@@ -11,7 +11,15 @@ import { NumericDisplayTypes } from "../../api/v2/datasetSettings.js"
 import { isTimezone } from "../../timezones.js"
 import { now } from "../clock.js"
 import { InvalidField } from "../errors.js"
-import { type ColumnMetadata, type Dataset, type DatasetMetadata, type Permissions, Store, unverified } from "../store/Store.js"
+import {
+  type ColumnMetadata,
+  type Dataset,
+  type DatasetMetadata,
+  type DatasetRef,
+  type Permissions,
+  Store,
+  unverified
+} from "../store/Store.js"
 import { canSee } from "../visibility.js"
 import { editableDataSource, updateDataSource } from "./dataSources.js"
 import { editableDataset, updateDataset } from "./datasets.js"
@@ -90,7 +98,7 @@ export const syncFrequencyOptions = (current: number | null) =>
  */
 export const setDatasetPermissions = (
   principal: Principal,
-  id: string,
+  id: DatasetRef,
   update: Parameters<typeof resolvePermissions>[1]
 ) =>
   Effect.gen(function*() {
@@ -104,7 +112,7 @@ export const setDatasetPermissions = (
  *
  * @since 0.1.0
  */
-export const setDatasetSyncInterval = (principal: Principal, id: string, syncInterval: number) =>
+export const setDatasetSyncInterval = (principal: Principal, id: DatasetRef, syncInterval: number) =>
   Effect.gen(function*() {
     yield* editableDataset(principal, id)
     return yield* updateDataset(principal, id, { syncInterval: yield* checkSyncInterval(syncInterval) })
@@ -117,7 +125,7 @@ export const setDatasetSyncInterval = (principal: Principal, id: string, syncInt
  */
 export const updateMetadata = (
   principal: Principal,
-  id: string,
+  id: DatasetRef,
   change: { readonly [K in keyof DatasetMetadata]?: DatasetMetadata[K] | undefined }
 ) =>
   Effect.gen(function*() {
@@ -167,7 +175,7 @@ export interface ColumnMetadataChange {
  *
  * @since 0.1.0
  */
-export const updateColumnMetadata = (principal: Principal, id: string, changes: ReadonlyArray<ColumnMetadataChange>) =>
+export const updateColumnMetadata = (principal: Principal, id: DatasetRef, changes: ReadonlyArray<ColumnMetadataChange>) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
     for (const [i, change] of changes.entries()) {
@@ -201,7 +209,7 @@ export const updateColumnMetadata = (principal: Principal, id: string, changes: 
  *
  * @since 0.1.0
  */
-export const setDatasetTimezone = (principal: Principal, id: string, timezone: string, purgeData: boolean) =>
+export const setDatasetTimezone = (principal: Principal, id: DatasetRef, timezone: string, purgeData: boolean) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
     if (!isTimezone(timezone)) return yield* invalid("timezone", `"${timezone}" is not a known IANA time zone`)
@@ -217,7 +225,7 @@ export const setDatasetTimezone = (principal: Principal, id: string, timezone: s
  *
  * @since 0.1.0
  */
-export const setVerification = (principal: Principal, id: string, isVerified: boolean) =>
+export const setVerification = (principal: Principal, id: DatasetRef, isVerified: boolean) =>
   Effect.gen(function*() {
     const verification = isVerified
       ? { isVerified: true, verifiedAt: yield* now, verifiedBy: { id: principal.userId, name: principal.userName } }
@@ -237,7 +245,7 @@ export const lineageOf = (principal: Principal, dataset: Dataset) =>
     const parents = Option.isSome(dataSource) && canSee(principal, dataSource.value)
       ? [{ id: String(dataSource.value.id), name: dataSource.value.name, type: "dataSource" as const }]
       : []
-    return { id: dataset.id, parents, children: [] }
+    return { id: dataset.number, parents, children: [] }
   })
 
 /**

@@ -13,6 +13,7 @@
 import { Context, Data, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
+import type { Modifications } from "../modifications/modifications.js"
 
 /** @since 0.1.0 */
 export type AccountType = "organization" | "agency" | "client"
@@ -109,9 +110,20 @@ export interface DatasetActivity {
   readonly lastSuccessAt: string | null
 }
 
+/**
+ * How a request names a dataset: its UUID (the v1 id, `Dataset.id`) or its number (the v2 id,
+ * `Dataset.number`). Every store looks a dataset up by either.
+ *
+ * @since 0.1.0
+ */
+export type DatasetRef = string | number
+
 /** @since 0.1.0 */
 export interface Dataset {
+  /** The v1 id, a UUID; the store's own key for the dataset. */
   readonly id: string
+  /** The v2 id: a number from the id space data sources draw from too. */
+  readonly number: number
   readonly organizationId: number
   readonly dataSourceId: number
   readonly name: string
@@ -127,6 +139,8 @@ export interface Dataset {
   readonly metadata: DatasetMetadata
   /** By column id; columns without an entry have none. */
   readonly columnMetadata: Readonly<Record<string, ColumnMetadata>>
+  /** Calculated columns, filters, display names, data types, order and visibility; none at creation. */
+  readonly modifications: Modifications
   readonly rowCount: number
   /** Bytes of the stored rows as JSON. */
   readonly size: number
@@ -309,14 +323,22 @@ export type DataSourcePatch = Partial<Pick<DataSource, "name" | "timezone" | "sy
 
 /** @since 0.1.0 */
 export type DatasetPatch = Partial<
-  Pick<Dataset, "name" | "timezone" | "syncInterval" | "permissions" | "verification" | "metadata" | "columnMetadata">
+  Pick<Dataset, | "name"
+    | "timezone"
+    | "syncInterval"
+    | "permissions"
+    | "verification"
+    | "metadata"
+    | "columnMetadata"
+    | "modifications"
+  >
 >
 
 /** @since 0.1.0 */
 export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt">
 
 /** @since 0.1.0 */
-export type NewDataset = Omit<Dataset, "id" | "createdAt" | "rowCount" | "size" | "activity">
+export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount" | "size" | "activity" | "modifications">
 
 /**
  * The store. Every method is atomic; who may do what is the services' concern.
@@ -357,7 +379,8 @@ export interface StoreService {
 
   // Datasets and their rows.
   readonly createDataset: (input: NewDataset) => Effect.Effect<Dataset, StoreError>
-  readonly dataset: (id: string) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  /** By UUID (a string) or by number. */
+  readonly dataset: (id: DatasetRef) => Effect.Effect<Option.Option<Dataset>, StoreError>
   readonly listDatasets: (query: DatasetQuery) => Effect.Effect<Page<Dataset>, StoreError>
   readonly updateDataset: (id: string, patch: DatasetPatch) => Effect.Effect<Option.Option<Dataset>, StoreError>
   /** The same change to every dataset of a data source. */

@@ -16,6 +16,7 @@ import { present } from "../errors.js"
 import { sliceOf } from "../paging.js"
 import { respond } from "../request.js"
 import { visibleDataset } from "../services/datasets.js"
+import { planOf } from "../services/rows.js"
 import {
   columnMetadataOf,
   lineageOf,
@@ -33,13 +34,14 @@ import { respondDetail } from "./datasets.js"
 const isDisplayType = (value: string | null): value is typeof DisplayType.Type =>
   value !== null && (DisplayType.literals as ReadonlyArray<string>).includes(value)
 
-/** One entry per schema column, in schema order. */
-const columnMetadataItems = (d: Dataset) =>
-  d.schema.map((column) => {
+/** One entry per schema column, in schema order; display names are the modifications' own. */
+const columnMetadataItems = (d: Dataset) => {
+  const plan = planOf(d)
+  return d.schema.map((column) => {
     const meta = columnMetadataOf(d, column.id)
     return {
       id: column.id,
-      displayName: column.id,
+      displayName: plan.column(column.id)?.displayName ?? column.id,
       dataType: column.dataType,
       displayType: isDisplayType(meta.displayType) ? meta.displayType : null,
       description: meta.description,
@@ -47,6 +49,7 @@ const columnMetadataItems = (d: Dataset) =>
       synonyms: meta.synonyms
     }
   })
+}
 
 /** @since 0.1.0 */
 export const V2DatasetSettingsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetSettings", (handlers) =>

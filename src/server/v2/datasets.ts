@@ -23,6 +23,8 @@ import {
   visibleDataset
 } from "../services/datasets.js"
 import { getIngestion, ingest, ingestionStatistics, listIngestions } from "../services/ingestions.js"
+import type { ViewColumn } from "../modifications/modifications.js"
+import { planOf } from "../services/rows.js"
 import type { Dataset, Ingestion } from "../store/Store.js"
 import { activeStatus } from "./dataSources.js"
 
@@ -73,7 +75,7 @@ const ingestionDetail = (i: Ingestion) => ({
 })
 
 const listItem = (d: Dataset) => ({
-  id: d.id,
+  id: d.number,
   name: d.name,
   dataSourceId: d.dataSourceId,
   createdAt: d.createdAt,
@@ -87,6 +89,7 @@ const listItem = (d: Dataset) => ({
 
 const detail = (d: Dataset) => ({
   ...listItem(d),
+  uuid: d.id,
   columnCount: d.schema.length,
   rowCount: d.rowCount,
   size: d.size,
@@ -104,9 +107,14 @@ const detail = (d: Dataset) => ({
 /** @since 0.1.0 */
 export const respondDetail = (d: Dataset) => respond("success", { data: detail(d) })
 
-/** The schema as the service shows it: display name = id, order = position. */
-export const schemaColumns = (d: Dataset) =>
-  d.schema.map((column, order) => ({ id: column.id, displayName: column.id, dataType: column.dataType, order, visible: true }))
+/**
+ * The schema view as the service shows it: stored and calculated columns with their display
+ * names, types after any data type change, display order and visibility.
+ *
+ * @since 0.1.0
+ */
+export const schemaColumns = (columns: ReadonlyArray<ViewColumn>) =>
+  columns.map(({ dataType, displayName, id, order, visible }) => ({ id, displayName, dataType, order, visible }))
 
 /** @since 0.1.0 */
 export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (handlers) =>
@@ -141,7 +149,7 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
     .handle("delete", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => deleteDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { message: `Dataset ${d.id} and its data were deleted` } })),
+        Effect.flatMap((d) => respond("success", { data: { message: `Dataset ${d.number} and its data were deleted` } })),
         present
       ))
     .handle("purge", ({ headers, path }) =>
@@ -150,7 +158,7 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
           headers["idempotency-key"],
           null,
           purgeDataset(principal, path.id).pipe(
-            Effect.flatMap((d) => respond("success", { data: { message: `All rows of dataset ${d.id} were removed` } }))
+            Effect.flatMap((d) => respond("success", { data: { message: `All rows of dataset ${d.number} were removed` } }))
           )
         )).pipe(present))
     .handle("duplicate", ({ headers, path, payload }) =>
@@ -163,17 +171,20 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
     .handle("getSchema", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: schemaColumns(d), primaryKey: d.primaryKey } })),
+        Effect.flatMap((d) =>
+          respond("success", { data: { items: schemaColumns(planOf(d).columns), primaryKey: d.primaryKey } })
+        ),
         present
       ))
     .handle("getData", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => datasetRows(p, path.id, urlParams)),
-        Effect.flatMap(({ dataset, found, ...page }) =>
+        Effect.flatMap(({ dataset, found, plan, ...page }) =>
           respond("success", {
             data: {
               ...pageView(found, page, (row) => row),
-              schema: schemaColumns(dataset),
+              // The columns the rows carry: hidden ones are left out of both.
+              schema: schemaColumns(plan.visibleColumns),
               lastUpdatedAt: dataset.activity?.lastIngestionAt ?? null
             }
           })

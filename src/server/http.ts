@@ -27,6 +27,7 @@ import { isWireError } from "../api/errors.js"
 import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
 import { applySeed, type Seed } from "./seed.js"
+import * as Boards from "./services/boards.js"
 import { FrontServer } from "./internal/front.js"
 import { makeIngestRoute } from "./internal/ingestRoute.js"
 import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./internal/decodeError.js"
@@ -39,7 +40,9 @@ import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from ".
 import { V2AuthLive } from "./v2/auth.js"
 import { V2DataSourcesLive } from "./v2/dataSources.js"
 import { V2DatasetsLive } from "./v2/datasets.js"
+import { V2BoardsLive } from "./v2/boards.js"
 import { V2DatasetSettingsLive } from "./v2/datasetSettings.js"
+import { V2MetricsLive } from "./v2/metrics.js"
 import { V2OrganizationLive } from "./v2/organization.js"
 
 /**
@@ -162,7 +165,9 @@ const handlers = Layer.mergeAll(
   V2OrganizationLive,
   V2DataSourcesLive,
   V2DatasetsLive,
-  V2DatasetSettingsLive
+  V2DatasetSettingsLive,
+  V2MetricsLive,
+  V2BoardsLive
 )
 
 /**
@@ -192,6 +197,7 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
     Layer.provideMerge(HttpApiBuilder.api(ServedApi)),
     Layer.provide(handlers),
     Layer.provide(ApiKeyAuthLive),
+    Layer.provide(Boards.layer(options.seed)),
     // Seeded before the workers start and before the first request is served.
     Layer.provide(Layer.merge(workersLayer(options.workers ?? defaultWorkerOptions), Layer.effectDiscard(applySeed(options.seed)))),
   )

@@ -18,9 +18,11 @@ import {
 } from "../errors.js"
 import { ApiKeyAuth } from "../security.js"
 import { V2Auth } from "./auth.js"
+import { V2Boards } from "./boards.js"
 import { V2DataSources } from "./dataSources.js"
 import { V2DatasetSettings } from "./datasetSettings.js"
 import { V2Datasets } from "./datasets.js"
+import { V2Metrics } from "./metrics.js"
 import { V2Organization } from "./organization.js"
 
 export * from "./common.js"
@@ -29,6 +31,8 @@ export * as DataSources from "./dataSources.js"
 export * as Datasets from "./datasets.js"
 export * as DatasetSettings from "./datasetSettings.js"
 export { V2Organization } from "./organization.js"
+export * as Metrics from "./metrics.js"
+export * as Boards from "./boards.js"
 
 /** @since 0.1.0 */
 export class V2Api extends HttpApi.make("v2")
@@ -37,6 +41,8 @@ export class V2Api extends HttpApi.make("v2")
   .add(V2DataSources)
   .add(V2Datasets)
   .add(V2DatasetSettings)
+  .add(V2Metrics)
+  .add(V2Boards)
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)

@@ -15,6 +15,7 @@ import { type ColumnMetadata, type Dataset, type DatasetMetadata, type Permissio
 import { canSee } from "../visibility.js"
 import { editableDataSource, updateDataSource } from "./dataSources.js"
 import { editableDataset, updateDataset } from "./datasets.js"
+import { metricsOfDataset } from "./metrics.js"
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
 
@@ -226,7 +227,8 @@ export const setVerification = (principal: Principal, id: string, isVerified: bo
   })
 
 /**
- * Upstream nodes of a dataset: its data source (when the principal may see it).
+ * A dataset's lineage: upstream its data source (when the principal may see it), downstream
+ * the metrics built on it.
  *
  * @since 0.1.0
  */
@@ -237,7 +239,9 @@ export const lineageOf = (principal: Principal, dataset: Dataset) =>
     const parents = Option.isSome(dataSource) && canSee(principal, dataSource.value)
       ? [{ id: String(dataSource.value.id), name: dataSource.value.name, type: "dataSource" as const }]
       : []
-    return { id: dataset.id, parents, children: [] }
+    const metrics = yield* metricsOfDataset(principal, dataset)
+    const children = metrics.map((m) => ({ id: m.id, name: m.name, type: "customMetric" as const }))
+    return { id: dataset.id, parents, children }
   })
 
 /**

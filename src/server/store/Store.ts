@@ -13,6 +13,7 @@
 import { Context, Data, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
+import type { AggregationFunction, ColumnRef, FilterGroup } from "../analytics/metrics.js"
 
 /** @since 0.1.0 */
 export type AccountType = "organization" | "agency" | "client"
@@ -282,6 +283,50 @@ export interface RowQuery extends Slice {
 }
 
 /**
+ * A custom metric over a dataset's rows. Its id is `<dataSourceId>|<key>`; it is seen by
+ * whoever sees its dataset.
+ *
+ * @since 0.1.0
+ */
+export interface Metric {
+  readonly id: string
+  readonly organizationId: number
+  readonly dataSourceId: number
+  readonly datasetId: Dataset["id"]
+  readonly name: string
+  readonly measure: ColumnRef
+  readonly date: ColumnRef
+  readonly aggregationFunction: AggregationFunction
+  readonly dimensions: ReadonlyArray<ColumnRef>
+  readonly filters: FilterGroup | null
+  readonly verification: Verification
+  readonly createdAt: string
+  readonly createdBy: Creator
+}
+
+/** @since 0.1.0 */
+export type NewMetric = Omit<Metric, "id" | "createdAt">
+
+/** @since 0.1.0 */
+export type MetricPatch = Partial<
+  Pick<Metric, "name" | "measure" | "date" | "aggregationFunction" | "dimensions" | "filters" | "verification">
+>
+
+/**
+ * Metrics the viewer may see (those of datasets it may see), in creation order unless sorted.
+ *
+ * @since 0.1.0
+ */
+export interface MetricQuery extends Slice {
+  readonly viewer: Viewer
+  readonly dataSourceId?: number | undefined
+  readonly datasetId?: Dataset["id"] | undefined
+  /** Case-insensitive substring of the name or the id. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "createdAt"; readonly order: SortOrder } | undefined
+}
+
+/**
  * The store could not do what it was asked. `Unavailable`: the database cannot be reached
  * (a retry may succeed: 503); `Failed`: anything else (500).
  *
@@ -376,6 +421,14 @@ export interface StoreService {
   /** Removes every row; queued ingestions of the dataset end as `purged`. */
   readonly purgeDataset: (id: string) => Effect.Effect<void, StoreError>
   readonly rows: (datasetId: string, query: RowQuery) => Effect.Effect<Page<Row>, StoreError>
+
+  // Metrics. Deleting a dataset (or its data source) deletes its metrics.
+  /** A new metric; its key is unique in the store (`custom_query_<n>`). */
+  readonly createMetric: (input: NewMetric) => Effect.Effect<Metric, StoreError>
+  readonly metric: (id: string) => Effect.Effect<Option.Option<Metric>, StoreError>
+  readonly listMetrics: (query: MetricQuery) => Effect.Effect<Page<Metric>, StoreError>
+  readonly updateMetric: (id: string, patch: MetricPatch) => Effect.Effect<Option.Option<Metric>, StoreError>
+  readonly deleteMetric: (id: string) => Effect.Effect<void, StoreError>
 
   // Ingestions: recorded with their records, claimed by workers under a lease, completed once.
   /** Records an accepted ingestion (`queued`) with the records it carries. */

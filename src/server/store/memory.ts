@@ -20,6 +20,7 @@ import {
   IdempotencyKeyReused,
   type Ingestion,
   type ListQuery,
+  type Metric,
   type Organization,
   type Page,
   type Slice,
@@ -89,6 +90,7 @@ export const make = (): Effect.Effect<StoreService> =>
     const ingestions = new Map<string, Ingestion>()
     const pending = new Map<string, Pending>()
     const idempotency = new Map<string, IdempotencyEntry>()
+    const metrics = new Map<string, Metric>()
     const counter = () => {
       let next = 1
       return () => next++
@@ -97,10 +99,12 @@ export const make = (): Effect.Effect<StoreService> =>
     const accountIds = counter()
     const userIds = counter()
     const dataSourceIds = counter()
+    const metricKeys = counter()
 
     const removeDataset = (id: string) => {
       datasets.delete(id)
       storedRows.delete(id)
+      for (const metric of metrics.values()) if (metric.datasetId === id) metrics.delete(metric.id)
       for (const ingestion of ingestions.values()) {
         if (ingestion.datasetId === id) {
           ingestions.delete(ingestion.id)
@@ -321,6 +325,40 @@ export const make = (): Effect.Effect<StoreService> =>
             query
           )
         }),
+
+      createMetric: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const metric: Metric = {
+            ...input,
+            id: `${input.dataSourceId}|custom_query_${metricKeys()}`,
+            createdAt: isoTimestamp(now)
+          }
+          metrics.set(metric.id, metric)
+          return metric
+        }),
+      metric: (id) => Effect.sync(() => Option.fromNullable(metrics.get(id))),
+      listMetrics: (query) =>
+        Effect.sync(() => {
+          const search = query.search?.toLowerCase()
+          const matching = [...metrics.values()].filter((m) => {
+            const dataset = datasets.get(m.datasetId)
+            return dataset !== undefined && canSee(query.viewer, dataset) &&
+              (query.dataSourceId === undefined || m.dataSourceId === query.dataSourceId) &&
+              (query.datasetId === undefined || m.datasetId === query.datasetId) &&
+              (search === undefined || m.name.toLowerCase().includes(search) || m.id.toLowerCase().includes(search))
+          })
+          const sort = query.sort
+          return slice(sort === undefined ? matching : sortedBy(matching, (m) => m[sort.by], sort.order), query)
+        }),
+      updateMetric: (id, patch) =>
+        Effect.sync(() => {
+          const metric = metrics.get(id)
+          if (metric === undefined) return Option.none()
+          const updated = { ...metric, ...patch }
+          metrics.set(id, updated)
+          return Option.some(updated)
+        }),
+      deleteMetric: (id) => Effect.sync(() => void metrics.delete(id)),
 
       createIngestion: (input, records) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {

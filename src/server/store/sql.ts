@@ -42,6 +42,7 @@ import {
   type Ingestion,
   type IngestionStatus,
   type ListQuery,
+  type Metric,
   type Organization,
   type Slice,
   Store,
@@ -186,6 +187,41 @@ interface IngestionRecord {
   readonly problems: Ingestion["problems"]
   readonly failure: string | null
 }
+
+interface MetricRecord {
+  readonly id: string
+  readonly organization_id: number
+  readonly data_source_id: number
+  readonly dataset_id: string
+  readonly name: string
+  readonly measure: Metric["measure"]
+  readonly date: Metric["date"]
+  readonly aggregation_function: Metric["aggregationFunction"]
+  readonly dimensions: Metric["dimensions"]
+  readonly filters: Metric["filters"]
+  readonly verification: Metric["verification"]
+  readonly created_at: string
+  readonly created_by: Metric["createdBy"]
+}
+
+const toMetric = (r: MetricRecord): Metric => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  dataSourceId: r.data_source_id,
+  datasetId: r.dataset_id,
+  name: r.name,
+  measure: r.measure,
+  date: r.date,
+  aggregationFunction: r.aggregation_function,
+  dimensions: r.dimensions,
+  filters: r.filters,
+  verification: r.verification,
+  createdAt: r.created_at,
+  createdBy: r.created_by
+})
+
+const metricColumns = "m.id, m.organization_id, m.data_source_id, m.dataset_id, m.name, m.measure, m.date, " +
+  "m.aggregation_function, m.dimensions, m.filters, m.verification, m.created_at, m.created_by"
 
 const toIngestion = (r: IngestionRecord): Ingestion => ({
   id: r.id,
@@ -548,6 +584,68 @@ export const make = Effect.gen(function*() {
         )
       })))
     },
+
+    createMetric: (input) =>
+      storeCall(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const [next] = yield* sql<{ n: number }>`SELECT nextval(pg_get_serial_sequence('metrics', 'ordinal'))::float8 AS n`
+        const metric: Metric = { ...input, id: `${input.dataSourceId}|custom_query_${next!.n}`, createdAt: isoTimestamp(now) }
+        yield* sql`INSERT INTO metrics (id, ordinal, organization_id, data_source_id, dataset_id, name, measure, date,
+            aggregation_function, dimensions, filters, verification, created_at, created_by)
+          VALUES (${metric.id}, ${next!.n}, ${metric.organizationId}, ${metric.dataSourceId}, ${metric.datasetId}, ${metric.name},
+            ${json(metric.measure)}::jsonb, ${json(metric.date)}::jsonb, ${metric.aggregationFunction},
+            ${json(metric.dimensions)}::jsonb, ${metric.filters === null ? null : json(metric.filters)}::jsonb,
+            ${json(metric.verification)}::jsonb, ${metric.createdAt}, ${json(metric.createdBy)}::jsonb)`
+        return metric
+      })),
+    metric: (id) =>
+      storeCall(Effect.map(
+        sql<MetricRecord>`SELECT ${sql.literal(metricColumns)} FROM metrics m WHERE m.id = ${id}`,
+        (rows) => byId(rows, toMetric)
+      )),
+    listMetrics: (query) => {
+      // Seen with their dataset: the dataset's visibility decides.
+      const where = sql`${visibleTo("d", query.viewer)}
+        AND ${query.dataSourceId === undefined ? sql`true` : sql`m.data_source_id = ${query.dataSourceId}`}
+        AND ${query.datasetId === undefined ? sql`true` : sql`m.dataset_id = ${query.datasetId}`}
+        AND ${
+        query.search === undefined
+          ? sql`true`
+          : sql`(strpos(lower(m.name), lower(${query.search})) > 0 OR strpos(lower(m.id), lower(${query.search})) > 0)`
+      }`
+      const sort = query.sort
+      const order = sort === undefined
+        ? sql.literal("m.ordinal")
+        : sql`${sql.literal(sort.by === "name" ? "m.name COLLATE tributary_base" : "m.created_at")} ${direction(sort.order)}, m.ordinal`
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<MetricRecord>`SELECT ${sql.literal(metricColumns)} FROM metrics m JOIN datasets d ON d.id = m.dataset_id
+            WHERE ${where} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map(toMetric)
+        ),
+        totalItems: Effect.map(
+          sql<{ total: number }>`SELECT count(*)::int AS total FROM metrics m JOIN datasets d ON d.id = m.dataset_id WHERE ${where}`,
+          ([r]) => r!.total
+        )
+      }))
+    },
+    updateMetric: (id, patch) =>
+      storeCall(Effect.gen(function*() {
+        const jsonOrKeep = (value: unknown, column: string) =>
+          value === undefined ? sql.literal(column) : sql`${value === null ? null : json(value)}::jsonb`
+        const rows = yield* sql<{ id: string }>`UPDATE metrics SET
+          name = coalesce(${patch.name ?? null}, name),
+          measure = ${jsonOrKeep(patch.measure, "measure")},
+          date = ${jsonOrKeep(patch.date, "date")},
+          aggregation_function = coalesce(${patch.aggregationFunction ?? null}, aggregation_function),
+          dimensions = ${jsonOrKeep(patch.dimensions, "dimensions")},
+          filters = ${jsonOrKeep(patch.filters, "filters")},
+          verification = ${jsonOrKeep(patch.verification, "verification")}
+          WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return Option.none()
+        return yield* service.metric(id)
+      })),
+    deleteMetric: (id) => storeCall(Effect.asVoid(sql`DELETE FROM metrics WHERE id = ${id}`)),
 
     createIngestion: (input, records) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {

@@ -112,10 +112,37 @@ const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * Custom metrics: the definition as JSON columns, keyed by `<dataSourceId>|custom_query_<n>`
+ * (`n` from `ordinal`, which also keeps creation order); deleted with their dataset.
+ */
+const metrics = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    sql`CREATE TABLE metrics (
+      id text PRIMARY KEY,
+      ordinal bigserial NOT NULL,
+      organization_id int NOT NULL,
+      data_source_id int NOT NULL,
+      dataset_id uuid NOT NULL REFERENCES datasets ON DELETE CASCADE,
+      name text NOT NULL,
+      measure jsonb NOT NULL,
+      date jsonb NOT NULL,
+      aggregation_function text NOT NULL,
+      dimensions jsonb NOT NULL,
+      filters jsonb,
+      verification jsonb NOT NULL,
+      created_at text NOT NULL,
+      created_by jsonb NOT NULL
+    )`,
+    sql`CREATE INDEX metrics_organization ON metrics (organization_id, ordinal)`,
+    sql`CREATE INDEX metrics_dataset ON metrics (dataset_id)`
+  ], { discard: true, concurrency: 1 }))
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
  */
 export const migrations = {
-  "1_initial": initial
+  "1_initial": initial,
+  "3_metrics": metrics
 }

@@ -5,6 +5,7 @@ const serverSuites = [
   "test/server/v1.test.ts",
   "test/server/v2.test.ts",
   "test/server/v2-dataset-settings.test.ts",
+  "test/server/v2-metrics.test.ts",
   "test/server/v2-properties.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",

@@ -143,7 +143,7 @@ describe("metric core", () => {
     fc.assert(
       fc.property(
         fc.array(rowArb, { maxLength: 80 }),
-        fc.constantFrom("sum", "avg", "min", "max", "count" as const),
+        fc.constantFrom<Array<MetricDefinition["aggregationFunction"]>>("sum", "avg", "min", "max", "count"),
         fc.constantFrom(undefined, "daily" as const, "weekly" as const, "monthly" as const),
         fc.boolean(),
         fc.tuple(fc.integer({ min: 0, max: span / 1000 }), fc.integer({ min: 0, max: span / 1000 })),

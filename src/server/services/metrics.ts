@@ -26,6 +26,7 @@ import {
   sortRows
 } from "../analytics/metrics.js"
 import type { Granularity } from "../analytics/zonedTime.js"
+import { applyModifications, type Modifications, noModifications } from "../modifications/index.js"
 import { requireRole } from "../auth.js"
 import { now } from "../clock.js"
 import { InvalidField, NotFound } from "../errors.js"
@@ -44,9 +45,16 @@ const invalid = (field: string, message: string) => Effect.fail(new InvalidField
 export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC"
 
 /**
- * The columns and rows a metric over `dataset` reads: the one place that decides them.
- * Today the stored schema and rows as they are; all rows are read (see docs/decisions.md on
- * the cost).
+ * The modifications a dataset's readers apply. The stored definition is not kept by the
+ * store yet: none, until it is (then read it here, and metrics follow).
+ */
+const modificationsOf = (_dataset: Dataset): Modifications => noModifications
+
+/**
+ * The columns and rows a metric over `dataset` reads: the one place that decides them. Rows
+ * go through the dataset's modifications (calculated columns evaluated, filtered rows dropped,
+ * data type changes applied); hidden columns stay usable, as formulas and filters may use them.
+ * All rows are read into memory (see docs/decisions.md on the cost).
  *
  * @since 0.1.0
  */
@@ -54,7 +62,20 @@ export const metricRows = (dataset: Dataset) =>
   Effect.gen(function*() {
     const store = yield* Store
     const page = yield* store.rows(dataset.id, { offset: 0, limit: Number.MAX_SAFE_INTEGER })
-    return { columns: dataset.schema as ReadonlyArray<Column>, rows: page.items as ReadonlyArray<Row> }
+    const compiled = applyModifications(dataset.schema, modificationsOf(dataset))
+    if (compiled._tag === "Invalid" || !compiled.plan.changesRows) {
+      const columns = compiled._tag === "Invalid"
+        ? dataset.schema
+        : compiled.plan.columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
+      return { columns: columns as ReadonlyArray<Column>, rows: page.items as ReadonlyArray<Row> }
+    }
+    const plan = compiled.plan
+    const rows: Array<Row> = []
+    for (const stored of page.items) {
+      const evaluated = plan.evaluate(stored)
+      if (plan.keep(evaluated)) rows.push(evaluated)
+    }
+    return { columns: plan.columns.map((c): Column => ({ id: c.id, dataType: c.dataType })), rows }
   })
 
 /**

@@ -42,6 +42,7 @@ import { V2DataSourcesLive } from "./v2/dataSources.js"
 import { V2DatasetsLive } from "./v2/datasets.js"
 import { V2BoardsLive } from "./v2/boards.js"
 import { V2DatasetSettingsLive } from "./v2/datasetSettings.js"
+import { V2IntegrationsLive } from "./v2/integrations.js"
 import { V2MetricsLive } from "./v2/metrics.js"
 import { V2OrganizationLive } from "./v2/organization.js"
 
@@ -167,7 +168,8 @@ const handlers = Layer.mergeAll(
   V2DatasetsLive,
   V2DatasetSettingsLive,
   V2MetricsLive,
-  V2BoardsLive
+  V2BoardsLive,
+  V2IntegrationsLive
 )
 
 /**

@@ -194,7 +194,7 @@ const bodiesFor = (route: Route, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
  * between runs): mostly that id, else a bad or unknown one.
  */
 const paramValue = (kind: keyof Fixture): fc.Arbitrary<(valid: string) => string> => {
-  const integer = kind === "accountId" || kind === "dataSourceId"
+  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "boardId" || kind === "integrationId"
   const derived: ReadonlyArray<(v: string) => string> = integer
     ? [
       (v) => `0${v}`,
@@ -334,11 +334,23 @@ const validPayloads = (route: Route): fc.Arbitrary<unknown> =>
       )
   })
 
-const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", ingestionId: "" }
+const datasetSentinel = "dataset-sentinel"
+const metricSentinel = "metric-sentinel"
+
+const sentinelFixture: Fixture = {
+  accountId: accountSentinel,
+  dataSourceId: dataSourceSentinel,
+  datasetId: datasetSentinel,
+  ingestionId: "",
+  metricId: metricSentinel,
+  boardId: 1,
+  integrationId: 1
+}
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
   typeof body === "string"
     ? body.replaceAll(String(dataSourceSentinel), String(fixture.dataSourceId)).replaceAll(String(accountSentinel), String(fixture.accountId))
+      .replaceAll(datasetSentinel, fixture.datasetId).replaceAll(metricSentinel, fixture.metricId)
     : body
 
 const paramsOf = (route: Route) => route.path.match(/:(\w+)/g)?.map((p) => p.slice(1)) ?? []
@@ -481,7 +493,18 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2DatasetSettings.setTimezone": () => ({ timezone: "UTC" }),
   "v2DatasetSettings.setPermissions": () => ({ accessLevel: "everyone" }),
   "v2DatasetSettings.setVerification": () => ({ isVerified: true }),
-  "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 })
+  "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 }),
+  "v2Metrics.create": (f) => ({
+    name: "Valid",
+    datasetId: f.datasetId,
+    measure: { id: "id", displayName: "Id" },
+    date: { id: "at", displayName: "At" }
+  }),
+  "v2Metrics.update": () => ({ name: "Valid" }),
+  "v2Metrics.setVerification": () => ({ isVerified: true }),
+  "v2Metrics.values": () => ({ granularity: "daily" }),
+  "v2Metrics.dimensionValues": (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] }),
+  "v2Metrics.drilldown": (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } })
 }
 
 /** A fresh fixture, the route's path to it, and a request helper that also checks nothing was stored when refused. */

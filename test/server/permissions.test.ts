@@ -124,6 +124,10 @@ const createInAccount: Expectations = {
   "private, creator": 200
 }
 
+/** The organization's boards: listed for all of it, hidden from others. */
+const boardList: Expectations = { ...list, "private, editor (not creator)": "listed", "private, viewer": "listed" }
+const boardRead: Expectations = { ...read, "private, editor (not creator)": 200, "private, viewer": 200 }
+
 /** Where a list answer keeps its ids, and which of the cell's resources it should (not) hold. */
 interface Listing {
   readonly ids: (json: any) => ReadonlyArray<unknown>
@@ -225,7 +229,36 @@ const table: Readonly<Record<string, Row>> = {
   "v2DatasetSettings.syncFrequencyOptions": { expect: read },
   "v2DatasetSettings.syncHistory": { expect: read },
   "v2DatasetSettings.syncStatistics": { expect: read },
-  "v2DatasetSettings.getLineage": { expect: read }
+  "v2DatasetSettings.getLineage": { expect: read },
+  // A metric is seen with its dataset; its values, dimension values and drilldown are reads.
+  "v2Metrics.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "metricId" } },
+  "v2Metrics.create": {
+    expect: write,
+    body: (f) => ({ name: `${f.name} made`, datasetId: f.datasetId, measure: { id: "id", displayName: "Id" }, date: { id: "at", displayName: "At" } })
+  },
+  "v2Metrics.get": { expect: read },
+  "v2Metrics.update": { expect: write, body: (f) => ({ name: `${f.name} renamed` }) },
+  "v2Metrics.delete": { expect: write },
+  "v2Metrics.values": { expect: read, body: () => ({ granularity: "daily" }) },
+  "v2Metrics.dimensionValues": {
+    expect: read,
+    body: (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] })
+  },
+  "v2Metrics.drilldown": {
+    expect: read,
+    body: (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } })
+  },
+  "v2Metrics.getLineage": { expect: read },
+  "v2Metrics.usages": { expect: read },
+  "v2Metrics.getVerification": { expect: read },
+  "v2Metrics.setVerification": { expect: write, body: () => ({ isVerified: true }) },
+  // Boards belong to the organization, not to a data source: never private.
+  "v2Boards.list": { expect: boardList, listing: { ids: v2Items, resource: "boardId" } },
+  "v2Boards.listDataboards": { expect: boardList, listing: { ids: v2Items, resource: "boardId" } },
+  "v2Boards.metrics": { expect: boardRead },
+  "v2Boards.databoardMetrics": { expect: boardRead },
+  "v2Integrations.list": { expect: open },
+  "v2Integrations.get": { expect: open }
 }
 
 let sequence = 0

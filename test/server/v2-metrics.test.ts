@@ -313,6 +313,30 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("v2 metrics through 
       }))
   })
 
+  describe("integrations", () => {
+    it.effect("the shipped catalog: search, sort by name, paging, detail, 404", () =>
+      Effect.gen(function*() {
+        const integrations = (yield* clientFor("acme-viewer")).v2.v2Integrations
+        const first = yield* integrations.list({ urlParams: { pageSize: 5 } })
+        expect(first.data.items).toHaveLength(5)
+        expect(first.data.pagination.page).toBe(0)
+        const total = first.data.pagination.totalItems
+        expect(total).toBeGreaterThan(5)
+        const all = yield* integrations.list({ urlParams: { pageSize: 100, sortBy: "name", sortOrder: "desc" } })
+        expect(all.data.items).toHaveLength(total)
+        const names = all.data.items.map((i) => i.name)
+        expect(names).toEqual([...names].sort((a, b) => b.localeCompare(a, undefined, { sensitivity: "base" })))
+        const ingestion = yield* integrations.list({ urlParams: { search: "INGESTION" } })
+        expect(ingestion.data.items.map((i) => i.key)).toEqual(["ingestion"])
+        const detail = yield* integrations.get({ path: { id: ingestion.data.items[0]!.id } })
+        expect(detail.data).toMatchObject({ key: "ingestion", supportsDatasets: true, supportsMetricBuilder: true })
+        expect(detail.data.categories.length).toBeGreaterThan(0)
+        yield* failsWith(integrations.get({ path: { id: 99_999 } }), "NotFound")
+        const past = yield* integrations.list({ urlParams: { page: 50 } })
+        expect(past.data).toEqual({ items: [], pagination: { page: 50, pageSize: 25, totalItems: total } })
+      }))
+  })
+
   describe("values are right", () => {
     it.effect("random rows: values, totals and drilldown counts match a reference computed here", () =>
       Effect.gen(function*() {

@@ -8,7 +8,7 @@ import * as ReferenceServer from "../../src/server/http.js"
 import type { Seed } from "../../src/server/seed.js"
 import { storeLayer, testStoreKind } from "./stores.js"
 
-/** Two organizations: Acme (admin, editor, viewer; two accounts) and Globex (admin). */
+/** Two organizations: Acme (admin, editor, viewer; two accounts; a board) and Globex (admin). */
 export const testSeed: Seed = {
   organizations: [
     {
@@ -18,7 +18,8 @@ export const testSeed: Seed = {
         { name: "Ada", email: "ada@acme.test", role: "admin", apiKeys: ["acme-admin"] },
         { name: "Eve", email: "eve@acme.test", role: "editor", apiKeys: ["acme-editor"] },
         { name: "Vic", email: "vic@acme.test", role: "viewer", apiKeys: ["acme-viewer"] }
-      ]
+      ],
+      boards: [{ name: "Overview", blocks: [{ name: "Fixtures", metrics: [{ metric: "Fixture metric" }] }] }]
     },
     {
       name: "Globex",

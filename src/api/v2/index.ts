@@ -22,6 +22,7 @@ import { V2Boards } from "./boards.js"
 import { V2DataSources } from "./dataSources.js"
 import { V2DatasetSettings } from "./datasetSettings.js"
 import { V2Datasets } from "./datasets.js"
+import { V2Integrations } from "./integrations.js"
 import { V2Metrics } from "./metrics.js"
 import { V2Organization } from "./organization.js"
 
@@ -33,6 +34,7 @@ export * as DatasetSettings from "./datasetSettings.js"
 export { V2Organization } from "./organization.js"
 export * as Metrics from "./metrics.js"
 export * as Boards from "./boards.js"
+export * as Integrations from "./integrations.js"
 
 /** @since 0.1.0 */
 export class V2Api extends HttpApi.make("v2")
@@ -43,6 +45,7 @@ export class V2Api extends HttpApi.make("v2")
   .add(V2DatasetSettings)
   .add(V2Metrics)
   .add(V2Boards)
+  .add(V2Integrations)
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)

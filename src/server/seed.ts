@@ -57,11 +57,27 @@ export const SeedBoard = Schema.Struct({
 /** @since 0.1.0 */
 export type SeedBoard = typeof SeedBoard.Type
 
+/**
+ * A connection of an organization: connections have no create route, they come from the seed.
+ * `managedBy` is the email of one of the organization's users.
+ *
+ * @since 0.1.0
+ */
+export const SeedConnection = Schema.Struct({
+  name: NonEmpty,
+  integrationKey: Schema.optional(NonEmpty),
+  managedBy: Schema.optional(NonEmpty),
+  sharedWithAccounts: Schema.optional(Schema.Boolean),
+  accessLevel: Schema.optional(Schema.Literal("everyone", "private")),
+  status: Schema.optional(Schema.Literal("active", "error"))
+})
+
 const SeedOrganization = Schema.Struct({
   name: NonEmpty,
   accounts: Schema.NonEmptyArray(SeedAccount),
   users: Schema.Array(SeedUser),
-  boards: Schema.optional(Schema.Array(SeedBoard))
+  boards: Schema.optional(Schema.Array(SeedBoard)),
+  connections: Schema.optional(Schema.Array(SeedConnection))
 })
 
 /**

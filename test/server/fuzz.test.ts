@@ -194,7 +194,7 @@ const bodiesFor = (route: Route, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
  * between runs): mostly that id, else a bad or unknown one.
  */
 const paramValue = (kind: keyof Fixture): fc.Arbitrary<(valid: string) => string> => {
-  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "boardId" || kind === "integrationId"
+  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "boardId" || kind === "integrationId" || kind === "connectionId"
   const derived: ReadonlyArray<(v: string) => string> = integer
     ? [
       (v) => `0${v}`,
@@ -344,7 +344,8 @@ const sentinelFixture: Fixture = {
   ingestionId: "",
   metricId: metricSentinel,
   boardId: 1,
-  integrationId: 1
+  integrationId: 1,
+  connectionId: 1
 }
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
@@ -501,6 +502,8 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
     date: { id: "at", displayName: "At" }
   }),
   "v2Metrics.update": () => ({ name: "Valid" }),
+  "v2Connections.update": () => ({ name: "Valid" }),
+  "v2Connections.setPermissions": () => ({ accessLevel: "everyone", sharedWithAccounts: true }),
   "v2Metrics.setVerification": () => ({ isVerified: true }),
   "v2Metrics.values": () => ({ granularity: "daily" }),
   "v2Metrics.dimensionValues": (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] }),

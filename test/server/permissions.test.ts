@@ -127,6 +127,7 @@ const createInAccount: Expectations = {
 /** The organization's boards: listed for all of it, hidden from others. */
 const boardList: Expectations = { ...list, "private, editor (not creator)": "listed", "private, viewer": "listed" }
 const boardRead: Expectations = { ...read, "private, editor (not creator)": 200, "private, viewer": 200 }
+const connectionWrite: Expectations = { ...boardRead, viewer: 403, "private, viewer": 403 }
 
 /** Where a list answer keeps its ids, and which of the cell's resources it should (not) hold. */
 interface Listing {
@@ -257,6 +258,16 @@ const table: Readonly<Record<string, Row>> = {
   "v2Boards.listDataboards": { expect: boardList, listing: { ids: v2Items, resource: "boardId" } },
   "v2Boards.metrics": { expect: boardRead },
   "v2Boards.databoardMetrics": { expect: boardRead },
+  // Connections are shared or not on their own (the cell's private data source changes nothing);
+  // deleting one takes its manager (Ada, an admin, for the seeded spares) or an admin.
+  "v2Connections.list": { expect: boardList, listing: { ids: v2Items, resource: "connectionId" }, query: () => "?pageSize=100" },
+  "v2Connections.get": { expect: boardRead },
+  "v2Connections.getPermissions": { expect: boardRead },
+  "v2Connections.update": { expect: connectionWrite, body: (f) => ({ name: `${f.name} connection` }) },
+  "v2Connections.setPermissions": { expect: connectionWrite, body: () => ({ accessLevel: "everyone", sharedWithAccounts: true }) },
+  "v2Connections.delete": {
+    expect: { ...connectionWrite, editor: 403, "private, editor (not creator)": 403, "private, creator": 403 }
+  },
   "v2Integrations.list": { expect: open },
   "v2Integrations.get": { expect: open }
 }

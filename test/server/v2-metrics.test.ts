@@ -313,6 +313,63 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("v2 metrics through 
       }))
   })
 
+  describe("connections", () => {
+    it.effect("seeded connections: list, detail, rename, permissions, data sources through one, delete", () =>
+      Effect.gen(function*() {
+        const admin = yield* clientFor("acme-admin")
+        const connections = admin.v2.v2Connections
+        const listed = yield* connections.list({ urlParams: { search: "analytics" } })
+        expect(listed.data.items).toHaveLength(1)
+        const analytics = listed.data.items[0]!
+        expect(analytics).toMatchObject({
+          name: "Analytics",
+          integrationKey: "google_analytics4",
+          managedBy: { name: "Ada" },
+          sharedWithAccounts: true,
+          statusInfo: { status: "active", reason: null }
+        })
+        const billing = (yield* connections.list({ urlParams: { search: "billing" } })).data.items[0]!
+        expect(billing.statusInfo).toMatchObject({ status: "error", reason: "invalidCredentials" })
+
+        // A data source that syncs through the connection: counted, and found by connectionId.
+        const source = yield* admin.v2.v2DataSources.create({ payload: { name: unique("GA"), connectionId: analytics.id }, headers: {} })
+        expect(source.data).toMatchObject({ connectionId: analytics.id, integrationKey: "google_analytics4" })
+        const through = yield* admin.v2.v2DataSources.list({ urlParams: { connectionId: analytics.id, pageSize: 100 } })
+        expect(through.data.items.map((d) => d.id)).toContain(source.data.id)
+        expect(through.data.items.every((d) => d.connectionId === analytics.id)).toBe(true)
+        const detail = yield* connections.get({ path: { id: analytics.id } })
+        expect(detail.data).toMatchObject({ accessLevel: "everyone", accessList: null, dataSourcesCount: through.data.pagination.totalItems })
+        expect(detail.data.createdAt).not.toBeNull()
+
+        const renamed = yield* connections.update({ path: { id: analytics.id }, payload: { name: "Analytics" } })
+        expect(renamed.data.name).toBe("Analytics")
+        const shared = yield* connections.setPermissions({
+          path: { id: analytics.id },
+          payload: { accessLevel: "everyone", sharedWithAccounts: false }
+        })
+        expect(shared.data).toEqual({ accessLevel: "everyone", accessList: null, sharedWithAccounts: false })
+        expect((yield* connections.getPermissions({ path: { id: analytics.id } })).data).toEqual(shared.data)
+        yield* connections.setPermissions({ path: { id: analytics.id }, payload: { accessLevel: "everyone", sharedWithAccounts: true } })
+
+        // The private one (Eve's) is hidden from the viewer; deleting takes the manager or an admin.
+        const viewer = yield* clientFor("acme-viewer")
+        yield* failsWith(viewer.v2.v2Connections.get({ path: { id: billing.id } }), "NotFound")
+        expect((yield* viewer.v2.v2Connections.list({ urlParams: { search: "billing" } })).data.items).toEqual([])
+        yield* failsWith(viewer.v2.v2Connections.update({ path: { id: analytics.id }, payload: { name: "x" } }), "Forbidden")
+        const editor = yield* clientFor("acme-editor")
+        const spare = (yield* connections.list({ urlParams: { search: "spare", pageSize: 100 } })).data.items[0]!
+        yield* failsWith(editor.v2.v2Connections.delete({ path: { id: spare.id } }), "Forbidden")
+        yield* editor.v2.v2Connections.get({ path: { id: billing.id } })
+        const globex = yield* clientFor("globex-admin")
+        yield* failsWith(globex.v2.v2Connections.get({ path: { id: analytics.id } }), "NotFound")
+        expect((yield* globex.v2.v2Connections.list({ urlParams: {} })).data.items).toEqual([])
+        yield* failsWith(globex.v2.v2DataSources.create({ payload: { name: "x", connectionId: analytics.id }, headers: {} }), "NotFound")
+
+        yield* connections.delete({ path: { id: spare.id } })
+        yield* failsWith(connections.get({ path: { id: spare.id } }), "NotFound")
+      }))
+  })
+
   describe("integrations", () => {
     it.effect("the shipped catalog: search, sort by name, paging, detail, 404", () =>
       Effect.gen(function*() {

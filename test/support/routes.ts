@@ -58,6 +58,8 @@ export interface Fixture {
   readonly boardId: number
   /** An integration of the shipped catalog. */
   readonly integrationId: number
+  /** One of Acme's seeded spare connections still there, a different one each time (suites delete some). */
+  readonly connectionId: number
 }
 
 /** The path parameters of a template, in order (`["id", "ingestionId"]`). */
@@ -82,6 +84,8 @@ export const paramKind = (template: string, param: string): keyof Fixture =>
     ? "boardId"
     : template.startsWith("/v2/integrations/")
     ? "integrationId"
+    : template.startsWith("/v2/connections/")
+    ? "connectionId"
     : "datasetId"
 
 /** The template with each parameter replaced by `value(param)` (used as it is: no encoding). */
@@ -250,9 +254,15 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       ingestionId: ingestion.data.ingestionId,
       metricId: metric.data.id,
       boardId: 1,
-      integrationId: 1
+      integrationId: 1,
+      connectionId: nextOf<{ readonly id: number }>(ok(yield* call({ method: "GET", path: "/v2/connections?search=spare&pageSize=100", key: "acme-admin" }), "connections")
+        .data.items).id
     }
   })
+
+let spare = 0
+/** The next of some items, round the list: fixtures made one after another name different spares. */
+const nextOf = <A>(items: ReadonlyArray<A>): A => items[spare++ % items.length]!
 
 /** Waits until an ingestion (of any dataset) is terminal, so that rows and counts settle. */
 export const settleAt = async (url: string, datasetId: string, ingestionId: string) => {

@@ -19,6 +19,7 @@ import {
 import { ApiKeyAuth } from "../security.js"
 import { V2Auth } from "./auth.js"
 import { V2Boards } from "./boards.js"
+import { V2Connections } from "./connections.js"
 import { V2DataSources } from "./dataSources.js"
 import { V2DatasetSettings } from "./datasetSettings.js"
 import { V2Datasets } from "./datasets.js"
@@ -35,6 +36,7 @@ export { V2Organization } from "./organization.js"
 export * as Metrics from "./metrics.js"
 export * as Boards from "./boards.js"
 export * as Integrations from "./integrations.js"
+export * as Connections from "./connections.js"
 
 /** @since 0.1.0 */
 export class V2Api extends HttpApi.make("v2")
@@ -46,6 +48,7 @@ export class V2Api extends HttpApi.make("v2")
   .add(V2Metrics)
   .add(V2Boards)
   .add(V2Integrations)
+  .add(V2Connections)
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)

@@ -72,6 +72,8 @@ export interface DataSource {
   readonly permissions: Permissions
   /** The newest ingestion into any of its datasets. */
   readonly lastActivityAt: string | null
+  /** The connection it syncs through; null for data sources fed through the API alone. */
+  readonly connectionId: number | null
 }
 
 /** @since 0.1.0 */
@@ -266,6 +268,7 @@ export interface ListQuery extends Slice {
 /** @since 0.1.0 */
 export interface DataSourceQuery extends ListQuery {
   readonly accountId?: number | undefined
+  readonly connectionId?: number | undefined
 }
 
 /** @since 0.1.0 */
@@ -280,6 +283,41 @@ export interface DatasetQuery extends ListQuery {
  */
 export interface RowQuery extends Slice {
   readonly sort?: { readonly column: Column; readonly order: SortOrder } | undefined
+}
+
+/**
+ * A connection: the credentials a data source of an integration syncs through. Seen as a data
+ * source is (`canSee`, its manager as the creator); only its manager deletes it.
+ *
+ * @since 0.1.0
+ */
+export interface Connection {
+  readonly id: number
+  readonly organizationId: number
+  readonly name: string
+  readonly integrationKey: string | null
+  /** The owner; null for one nobody manages any more. */
+  readonly managedBy: Creator | null
+  readonly sharedWithAccounts: boolean
+  readonly permissions: Permissions
+  readonly createdAt: string | null
+  /** `active`, or `error` for credentials the integration refused. */
+  readonly status: "active" | "error"
+  /** How many data sources sync through it. */
+  readonly dataSourcesCount: number
+}
+
+/** @since 0.1.0 */
+export type NewConnection = Omit<Connection, "id" | "createdAt" | "dataSourcesCount">
+
+/** @since 0.1.0 */
+export type ConnectionPatch = Partial<Pick<Connection, "name" | "permissions" | "sharedWithAccounts">>
+
+/** @since 0.1.0 */
+export interface ConnectionQuery extends Slice {
+  readonly viewer: Viewer
+  /** Case-insensitive substring of the name. */
+  readonly search?: string | undefined
 }
 
 /**
@@ -358,7 +396,9 @@ export type DatasetPatch = Partial<
 >
 
 /** @since 0.1.0 */
-export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt">
+export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt" | "connectionId"> & {
+  readonly connectionId?: number | null | undefined
+}
 
 /** @since 0.1.0 */
 export type NewDataset = Omit<Dataset, "id" | "createdAt" | "rowCount" | "size" | "activity">
@@ -421,6 +461,14 @@ export interface StoreService {
   /** Removes every row; queued ingestions of the dataset end as `purged`. */
   readonly purgeDataset: (id: string) => Effect.Effect<void, StoreError>
   readonly rows: (datasetId: string, query: RowQuery) => Effect.Effect<Page<Row>, StoreError>
+
+  // Connections. `ensureConnection` is idempotent by organization and name (seeding).
+  readonly ensureConnection: (input: NewConnection) => Effect.Effect<Connection, StoreError>
+  readonly connection: (id: number) => Effect.Effect<Option.Option<Connection>, StoreError>
+  readonly listConnections: (query: ConnectionQuery) => Effect.Effect<Page<Connection>, StoreError>
+  readonly updateConnection: (id: number, patch: ConnectionPatch) => Effect.Effect<Option.Option<Connection>, StoreError>
+  /** Deletes it; its data sources stay, without a connection. */
+  readonly deleteConnection: (id: number) => Effect.Effect<void, StoreError>
 
   // Metrics. Deleting a dataset (or its data source) deletes its metrics.
   /** A new metric; its key is unique in the store (`custom_query_<n>`). */

@@ -15,6 +15,7 @@ import { planRows } from "./internal/rows.js"
 import {
   type Account,
   type ClaimedIngestion,
+  type Connection,
   type DataSource,
   type Dataset,
   IdempotencyKeyReused,
@@ -91,6 +92,7 @@ export const make = (): Effect.Effect<StoreService> =>
     const pending = new Map<string, Pending>()
     const idempotency = new Map<string, IdempotencyEntry>()
     const metrics = new Map<string, Metric>()
+    const connections = new Map<number, Connection>()
     const counter = () => {
       let next = 1
       return () => next++
@@ -100,6 +102,7 @@ export const make = (): Effect.Effect<StoreService> =>
     const userIds = counter()
     const dataSourceIds = counter()
     const metricKeys = counter()
+    const connectionIds = counter()
 
     const removeDataset = (id: string) => {
       datasets.delete(id)
@@ -164,6 +167,12 @@ export const make = (): Effect.Effect<StoreService> =>
       lastActivityAt: dataSourceActivity(dataSource)
     })
 
+    const withCount = (connection: Connection): Connection => {
+      let dataSourcesCount = 0
+      for (const source of dataSources.values()) if (source.connectionId === connection.id) dataSourcesCount++
+      return { ...connection, dataSourcesCount }
+    }
+
     const holds = (claim: ClaimedIngestion) => pending.get(claim.ingestion.id)?.owner === claim.owner
 
     const finish = (claim: ClaimedIngestion, now: number, patch: Partial<Ingestion>) => {
@@ -224,6 +233,8 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const dataSource: DataSource = {
             ...input,
+            ...input,
+            connectionId: input.connectionId ?? null,
             id: dataSourceIds(),
             createdAt: isoTimestamp(now),
             lastActivityAt: null
@@ -238,7 +249,9 @@ export const make = (): Effect.Effect<StoreService> =>
             dataSources.values(),
             query,
             dataSourceActivity,
-            (d) => query.accountId === undefined || d.accountId === query.accountId
+            (d) =>
+              (query.accountId === undefined || d.accountId === query.accountId) &&
+              (query.connectionId === undefined || d.connectionId === query.connectionId)
           )
           return { ...page, items: page.items.map(withActivity) }
         }),
@@ -324,6 +337,39 @@ export const make = (): Effect.Effect<StoreService> =>
             }, sort.order),
             query
           )
+        }),
+
+      ensureConnection: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const existing = [...connections.values()].find((c) => c.organizationId === input.organizationId && c.name === input.name)
+          if (existing !== undefined) return withCount(existing)
+          const connection: Connection = { ...input, id: connectionIds(), createdAt: isoTimestamp(now), dataSourcesCount: 0 }
+          connections.set(connection.id, connection)
+          return connection
+        }),
+      connection: (id) => Effect.sync(() => Option.map(Option.fromNullable(connections.get(id)), withCount)),
+      listConnections: (query) =>
+        Effect.sync(() => {
+          const visible = [...connections.values()].filter((c) =>
+            canSee(query.viewer, { ...c, createdBy: c.managedBy ?? { id: -1 } }) && matchesSearch(c.name, query.search)
+          )
+          const page = slice(visible, query)
+          return { ...page, items: page.items.map(withCount) }
+        }),
+      updateConnection: (id, patch) =>
+        Effect.sync(() => {
+          const connection = connections.get(id)
+          if (connection === undefined) return Option.none()
+          const updated = { ...connection, ...patch }
+          connections.set(id, updated)
+          return Option.some(withCount(updated))
+        }),
+      deleteConnection: (id) =>
+        Effect.sync(() => {
+          connections.delete(id)
+          for (const source of dataSources.values()) {
+            if (source.connectionId === id) dataSources.set(source.id, { ...source, connectionId: null })
+          }
         }),
 
       createMetric: (input) =>

@@ -35,6 +35,7 @@ import { keysOf, planRows } from "./internal/rows.js"
 import {
   type Account,
   type ClaimedIngestion,
+  type Connection,
   type DataSource,
   type Dataset,
   type DatasetStats,
@@ -110,9 +111,11 @@ interface DataSourceRecord {
   readonly sync_interval: number | null
   readonly permissions: DataSource["permissions"]
   readonly last_activity_at: string | null
+  readonly connection_id: number | null
 }
 
 const toDataSource = (r: DataSourceRecord): DataSource => ({
+  connectionId: r.connection_id,
   id: r.id,
   organizationId: r.organization_id,
   accountId: r.account_id,
@@ -187,6 +190,32 @@ interface IngestionRecord {
   readonly problems: Ingestion["problems"]
   readonly failure: string | null
 }
+
+interface ConnectionRecord {
+  readonly id: number
+  readonly organization_id: number
+  readonly name: string
+  readonly integration_key: string | null
+  readonly managed_by: Connection["managedBy"]
+  readonly shared_with_accounts: boolean
+  readonly permissions: Connection["permissions"]
+  readonly created_at: string | null
+  readonly status: Connection["status"]
+  readonly data_sources_count: number
+}
+
+const toConnection = (r: ConnectionRecord): Connection => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  name: r.name,
+  integrationKey: r.integration_key,
+  managedBy: r.managed_by,
+  sharedWithAccounts: r.shared_with_accounts,
+  permissions: r.permissions,
+  createdAt: r.created_at,
+  status: r.status,
+  dataSourcesCount: r.data_sources_count
+})
 
 interface MetricRecord {
   readonly id: string
@@ -279,7 +308,7 @@ export const make = Effect.gen(function*() {
   /** A data source with the newest ingestion into any of its datasets. */
   const dataSourceSelect = sql`
     SELECT s.id, s.organization_id, s.account_id, s.name, s.timezone, s.created_at, s.key, s.created_by,
-      s.sync_interval, s.permissions,
+      s.sync_interval, s.permissions, s.connection_id,
       (SELECT max(l.initiated_at) FROM datasets d CROSS JOIN LATERAL (
         SELECT i.initiated_at FROM ingestions i WHERE i.dataset_id = d.id ORDER BY i.seq DESC LIMIT 1
       ) l WHERE d.data_source_id = s.id) AS last_activity_at
@@ -316,6 +345,21 @@ export const make = Effect.gen(function*() {
       : sql.literal(lastActivity)
     return sql`${value} ${direction(sort.order)}, ${sql.literal(storageOrder)}`
   }
+
+  const connectionSelect = sql`
+    SELECT c.id, c.organization_id, c.name, c.integration_key, c.managed_by, c.shared_with_accounts, c.permissions,
+      c.created_at, c.status,
+      (SELECT count(*)::int FROM data_sources s WHERE s.connection_id = c.id) AS data_sources_count
+    FROM connections c`
+
+  /** `canSee` for connections: their manager stands for the creator. */
+  const visibleConnection = (viewer: ListQuery["viewer"]): Fragment =>
+    sql`c.organization_id = ${viewer.organizationId} AND (
+      ${viewer.role} = 'admin'
+      OR (c.managed_by->>'id')::int = ${viewer.userId}
+      OR c.permissions->>'accessLevel' = 'everyone'
+      OR (c.permissions->>'accessLevel' = 'selectedUsers'
+        AND c.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
 
   const byId = <R, A>(rows: ReadonlyArray<R>, f: (r: R) => A) => Option.map(Option.fromNullable(rows[0]), f)
 
@@ -457,17 +501,25 @@ export const make = Effect.gen(function*() {
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
           sql<{ id: number }>`INSERT INTO data_sources
-            (organization_id, account_id, name, timezone, created_at, key, created_by, sync_interval, permissions)
+            (organization_id, account_id, name, timezone, created_at, key, created_by, sync_interval, permissions, connection_id)
             VALUES (${input.organizationId}, ${input.accountId}, ${input.name}, ${input.timezone}, ${isoTimestamp(now)},
-              ${input.key}, ${json(input.createdBy)}::jsonb, ${input.syncInterval}, ${json(input.permissions)}::jsonb)
+              ${input.key}, ${json(input.createdBy)}::jsonb, ${input.syncInterval}, ${json(input.permissions)}::jsonb,
+              ${input.connectionId ?? null})
             RETURNING id`,
-          ([r]): DataSource => ({ ...input, id: r!.id, createdAt: isoTimestamp(now), lastActivityAt: null })
+          ([r]): DataSource => ({
+            ...input,
+            connectionId: input.connectionId ?? null,
+            id: r!.id,
+            createdAt: isoTimestamp(now),
+            lastActivityAt: null
+          })
         ))),
     dataSource: (id) =>
       storeCall(Effect.map(sql<DataSourceRecord>`${dataSourceSelect} WHERE s.id = ${id}`, (rows) => byId(rows, toDataSource))),
     listDataSources: (query) => {
       const where = sql`${visibleTo("s", query.viewer)} AND ${searchIn("s", query.search)}
-        AND ${query.accountId === undefined ? sql`true` : sql`s.account_id = ${query.accountId}`}`
+        AND ${query.accountId === undefined ? sql`true` : sql`s.account_id = ${query.accountId}`}
+        AND ${query.connectionId === undefined ? sql`true` : sql`s.connection_id = ${query.connectionId}`}`
       return storeCall(Effect.all({
         items: Effect.map(
           sql<DataSourceRecord>`SELECT * FROM (${dataSourceSelect}) s WHERE ${where}
@@ -584,6 +636,46 @@ export const make = Effect.gen(function*() {
         )
       })))
     },
+
+    ensureConnection: (input) =>
+      storeCall(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const [row] = yield* sql<{ id: number }>`INSERT INTO connections
+            (organization_id, name, integration_key, managed_by, shared_with_accounts, permissions, created_at, status)
+          VALUES (${input.organizationId}, ${input.name}, ${input.integrationKey},
+            ${input.managedBy === null ? null : json(input.managedBy)}::jsonb, ${input.sharedWithAccounts},
+            ${json(input.permissions)}::jsonb, ${isoTimestamp(now)}, ${input.status})
+          ON CONFLICT (organization_id, name) DO UPDATE SET name = excluded.name
+          RETURNING id`
+        return Option.getOrThrow(yield* service.connection(row!.id))
+      })),
+    connection: (id) =>
+      storeCall(Effect.map(sql<ConnectionRecord>`${connectionSelect} WHERE c.id = ${id}`, (rows) => byId(rows, toConnection))),
+    listConnections: (query) => {
+      const where = sql`${visibleConnection(query.viewer)} AND ${searchIn("c", query.search)}`
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<ConnectionRecord>`${connectionSelect} WHERE ${where} ORDER BY c.id LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map(toConnection)
+        ),
+        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM connections c WHERE ${where}`, ([r]) => r!.total)
+      }))
+    },
+    updateConnection: (id, patch) =>
+      storeCall(Effect.gen(function*() {
+        const rows = yield* sql<{ id: number }>`UPDATE connections SET
+          name = coalesce(${patch.name ?? null}, name),
+          shared_with_accounts = coalesce(${patch.sharedWithAccounts ?? null}, shared_with_accounts),
+          permissions = coalesce(${patch.permissions === undefined ? null : json(patch.permissions)}::jsonb, permissions)
+          WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return Option.none()
+        return yield* service.connection(id)
+      })),
+    deleteConnection: (id) =>
+      storeCall(sql.withTransaction(Effect.asVoid(Effect.zipRight(
+        sql`UPDATE data_sources SET connection_id = NULL WHERE connection_id = ${id}`,
+        sql`DELETE FROM connections WHERE id = ${id}`
+      )))),
 
     createMetric: (input) =>
       storeCall(Effect.gen(function*() {

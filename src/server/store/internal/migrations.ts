@@ -112,7 +112,7 @@ const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
- * Custom metrics: the definition as JSON columns, keyed by `<dataSourceId>|custom_query_<n>`
+ * Metrics and connections. Custom metrics: the definition as JSON columns, keyed by `<dataSourceId>|custom_query_<n>`
  * (`n` from `ordinal`, which also keeps creation order); deleted with their dataset.
  */
 const metrics = Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -134,7 +134,22 @@ const metrics = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       created_by jsonb NOT NULL
     )`,
     sql`CREATE INDEX metrics_organization ON metrics (organization_id, ordinal)`,
-    sql`CREATE INDEX metrics_dataset ON metrics (dataset_id)`
+    sql`CREATE INDEX metrics_dataset ON metrics (dataset_id)`,
+    // Connections, and the data sources that sync through one.
+    sql`CREATE TABLE connections (
+      id serial PRIMARY KEY,
+      organization_id int NOT NULL,
+      name text NOT NULL,
+      integration_key text,
+      managed_by jsonb,
+      shared_with_accounts boolean NOT NULL,
+      permissions jsonb NOT NULL,
+      created_at text,
+      status text NOT NULL,
+      UNIQUE (organization_id, name)
+    )`,
+    sql`ALTER TABLE data_sources ADD COLUMN connection_id int`,
+    sql`CREATE INDEX data_sources_connection ON data_sources (connection_id) WHERE connection_id IS NOT NULL`
   ], { discard: true, concurrency: 1 }))
 
 /**
@@ -144,5 +159,5 @@ const metrics = Effect.flatMap(SqlClient.SqlClient, (sql) =>
  */
 export const migrations = {
   "1_initial": initial,
-  "3_metrics": metrics
+  "3_metrics_connections": metrics
 }

@@ -190,6 +190,15 @@ const join = (logicalOperator: LogicalOperator, tests: ReadonlyArray<RowPredicat
     ? (row) => tests.every((t) => t(row))
     : (row) => tests.some((t) => t(row))
 
+/** Compiles each part with its path and joins the tests with the logical operator. */
+const compileJoined = <A>(
+  logicalOperator: LogicalOperator,
+  parts: ReadonlyArray<A>,
+  compile: (part: A, path: string) => Either.Either<RowPredicate, InvalidField>,
+  path: (i: number) => string
+): Either.Either<RowPredicate, InvalidField> =>
+  Either.map(Either.all(parts.map((part, i) => compile(part, path(i)))), (tests) => join(logicalOperator, tests))
+
 /**
  * Compiles a group of conditions (an empty group keeps every row).
  *
@@ -201,9 +210,11 @@ export const compileGroup = (
   group: FilterGroup,
   path: string
 ): Either.Either<RowPredicate, InvalidField> =>
-  Either.map(
-    Either.all(group.conditions.map((c, i) => compileCondition(columns, timeZone, c, `${path}.conditions[${i}]`))),
-    (tests) => join(group.logicalOperator, tests)
+  compileJoined(
+    group.logicalOperator,
+    group.conditions,
+    (c, at) => compileCondition(columns, timeZone, c, at),
+    (i) => `${path}.conditions[${i}]`
   )
 
 /**
@@ -217,9 +228,11 @@ export const compileApplied = (
   filters: AppliedFilters,
   path: string
 ): Either.Either<RowPredicate, InvalidField> =>
-  Either.map(
-    Either.all(filters.groups.map((g, i) => compileGroup(columns, timeZone, g, `${path}.groups[${i}]`))),
-    (tests) => join(filters.logicalOperator, tests)
+  compileJoined(
+    filters.logicalOperator,
+    filters.groups,
+    (g, at) => compileGroup(columns, timeZone, g, at),
+    (i) => `${path}.groups[${i}]`
   )
 
 /**

@@ -12,7 +12,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { NotFound } from "../errors.js"
-import { type PageRequest, sliceOf } from "../paging.js"
+import { pageOfItems, type PageRequest } from "../paging.js"
 import type { Seed, SeedBoard } from "../seed.js"
 import { matchesSearch, sortedBy } from "../store/internal/order.js"
 import { type Metric, type SortOrder, Store, type StoreError } from "../store/Store.js"
@@ -142,15 +142,15 @@ export const listBoards = (principal: Principal, params: BoardListParams) =>
     const all = yield* Effect.flatMap(Boards, (b) => b.ofOrganization(principal.organizationId))
     const matching = all.filter((b) => matchesSearch(b.name, params.search))
     const sorted = params.sortBy === undefined ? matching : sortedBy(matching, (b) => b.name, params.sortOrder ?? "asc")
-    const { page, pageSize, slice } = sliceOf(params)
-    const items = yield* Effect.forEach(sorted.slice(slice.offset, slice.offset + slice.limit), (board) =>
+    const page = pageOfItems(sorted, params)
+    const items = yield* Effect.forEach(page.items, (board) =>
       Effect.map(Effect.forEach(board.blocks, (block) => blockMetrics(principal, block)), (blocks) => ({
         id: board.id,
         name: board.name,
         tags: board.tags,
         integrationKeys: [...new Set(blocks.flat().flatMap((m) => m.integrationKey === null ? [] : [m.integrationKey]))]
       })))
-    return { items, pagination: { page, pageSize, totalItems: sorted.length } }
+    return { ...page, items }
   })
 
 /**

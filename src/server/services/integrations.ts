@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
 import { IntegrationDetail } from "../../api/v2/integrations.js"
 import { NotFound } from "../errors.js"
-import { type PageRequest, sliceOf } from "../paging.js"
+import { pageOfItems, type PageRequest } from "../paging.js"
 import { matchesSearch, sortedBy } from "../store/internal/order.js"
 import type { SortOrder } from "../store/Store.js"
 
@@ -55,16 +55,8 @@ export const listIntegrations = (params: IntegrationListParams) =>
   Effect.map(catalog, (items) => {
     const matching = items.filter((i) => matchesSearch(i.name, params.search) || matchesSearch(i.key, params.search))
     const sorted = params.sortBy === undefined ? matching : sortedBy(matching, (i) => i.name, params.sortOrder ?? "asc")
-    const { page, pageSize, slice } = sliceOf(params)
-    return {
-      items: sorted.slice(slice.offset, slice.offset + slice.limit).map(({ id, key, name, supportsDatasets }) => ({
-        id,
-        key,
-        name,
-        supportsDatasets
-      })),
-      pagination: { page, pageSize, totalItems: sorted.length }
-    }
+    const page = pageOfItems(sorted, params)
+    return { ...page, items: page.items.map(({ id, key, name, supportsDatasets }) => ({ id, key, name, supportsDatasets })) }
   })
 
 /**

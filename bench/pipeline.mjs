@@ -22,7 +22,7 @@
 //          --variant name=distDir   also runs the pipeline built into another dist tree in the
 //                                   overhead section (repeatable; e.g. a patched copy: it needs a
 //                                   node_modules symlink beside it)
-//          --sender-node-args="…"   extra node flags for the pipeline senders (e.g.
+//          --sender-node-args="…"   extra node flags for the pipeline and typed senders (e.g.
 //                                   "--cpu-prof --cpu-prof-dir=/tmp/prof"; read the profiles
 //                                   with bench/cpuprofile-top.mjs)
 //          --keep                   keeps the temporary directory (data files, checkpoints)
@@ -165,7 +165,7 @@ let runNumber = 0
 /** Runs one sender to the end of `file`; answers its report plus the server's CPU meanwhile. */
 const send = async (sender, server, datasetId, file, expected) => {
   const dir = mkdtempSync(join(work, `run-${++runNumber}-`))
-  const nodeArgs = sender.mode === "pipeline" ? args["sender-node-args"].split(" ").filter(Boolean) : []
+  const nodeArgs = sender.mode !== "raw" ? args["sender-node-args"].split(" ").filter(Boolean) : []
   const command = [
     process.execPath,
     ...nodeArgs,

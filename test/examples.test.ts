@@ -43,7 +43,7 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       })
       const file = join(mkdtempSync(join(tmpdir(), "tributary-example-")), "lines.ndjson")
       writeFileSync(file, "{\"n\":1}\n{\"n\":\"two\"}\n{\"n\":3}\n")
-      const { stdout } = yield* runExample("ndjson-job", url, "acme-admin", [file, dataset.data.id])
+      const { stdout } = yield* runExample("ndjson-job", url, "acme-admin", [file, String(dataset.data.id)])
       expect(stdout).toContain("stored 2 of 3 records; 1 dead letters")
     }), 60_000)
 
@@ -72,7 +72,7 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       expect(datasetId).toBeDefined()
       // The sample's bad lines, and both lines of X-1 (no region for BR); X-2 has no lines.
       expect(stdout).toContain(`stored ${expected} order lines; 6 dead letters, 1 orders without lines`)
-      const rows = yield* client.v2.v2Datasets.getData({ path: { id: datasetId! }, urlParams: { pageSize: 1 } })
+      const rows = yield* client.v2.v2Datasets.getData({ path: { id: Number(datasetId) }, urlParams: { pageSize: 1 } })
       expect(rows.data.pagination.totalItems).toBe(expected)
       expect(Object.keys(rows.data.items[0]!).sort()).toEqual(["amount", "line", "lineId", "orderId", "placedAt", "region", "tags"])
       const again = yield* runExample("typed-etl", url, "acme-admin", [file, datasetId!])
@@ -107,7 +107,7 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
         await producer.disconnect()
         const child = spawn(
           process.execPath,
-          ["--import", "tsx", "examples/kafka-sink.ts", kafkaBrokers().join(","), topic, `example-${topic}`, dataset.data.id, deadLetters],
+          ["--import", "tsx", "examples/kafka-sink.ts", kafkaBrokers().join(","), topic, `example-${topic}`, String(dataset.data.id), deadLetters],
           { env: { ...process.env, TRIBUTARY_API_URL: url, TRIBUTARY_API_KEY: "acme-admin" } }
         )
         let output = ""
@@ -148,7 +148,7 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       yield* Effect.promise(() => db.sql(`UPDATE ${table} SET amount = 0, updated_at = now() WHERE id <= 10`))
       const second = yield* runExample("postgres-backfill", url, "acme-admin", [table, checkpoint, "--dataset", datasetId], env)
       expect(second.stdout).toContain("stored 10 of 10 rows")
-      const rows = yield* client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1000 } })
+      const rows = yield* client.v2.v2Datasets.getData({ path: { id: Number(datasetId) }, urlParams: { pageSize: 1000 } })
       expect(rows.data.pagination.totalItems).toBe(500)
       expect(rows.data.items.filter((row) => row["amount"] === 0)).toHaveLength(10)
     }).pipe(Effect.scoped), 90_000)

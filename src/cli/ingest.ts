@@ -38,7 +38,7 @@ export const defaultPaths = (input: string) => ({
  */
 export interface IngestNdjson {
   readonly input: string
-  readonly datasetId: string
+  readonly datasetId: string | number
   readonly deadLetterPath: string
   readonly checkpointPath: string | undefined
   readonly concurrency?: number | undefined

@@ -99,7 +99,7 @@ export const allDatasets = (client: TributaryClientService, params: DatasetFilte
  */
 export const allIngestions = (
   client: TributaryClientService,
-  datasetId: string,
+  datasetId: number | string,
   params: { readonly pageSize?: number | undefined } = {}
 ) =>
   pages((page) =>
@@ -113,7 +113,7 @@ export const allIngestions = (
  */
 export const allRows = (
   client: TributaryClientService,
-  datasetId: string,
+  datasetId: number | string,
   params: Omit<typeof V2.Datasets.DataParams.Type, "page"> = {}
 ) =>
   pages((page) =>

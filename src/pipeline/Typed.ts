@@ -509,7 +509,7 @@ export const createDataset = <A, I extends { readonly [column: string]: Storable
     readonly name: string
     readonly primaryKey?: ReadonlyArray<keyof I & string> | undefined
   }
-): Effect.Effect<string, DatasetSchemaError> =>
+): Effect.Effect<number, DatasetSchemaError> =>
   Effect.gen(function*() {
     const columns = yield* datasetColumns(output)
     const byId = new Map(columns.map((column) => [column.id, column]))

@@ -26,7 +26,11 @@ import type { Position } from "./Source.js"
  * @since 0.1.0
  */
 export interface Destination {
-  readonly datasetId: string
+  /**
+   * The dataset: its v2 number or its UUID (v1 id). v2 paths take either; a v1 run given a
+   * number has it resolved to the UUID before the first send (`run`).
+   */
+  readonly datasetId: string | number
   /** `v2` (default) sends idempotency keys; `v1` has none. */
   readonly api?: "v1" | "v2" | undefined
 }
@@ -111,7 +115,7 @@ export const uuidV5 = (name: string): string => {
  * @since 0.1.0
  */
 export const idempotencyKey = (
-  datasetId: string,
+  datasetId: string | number,
   sourceName: string,
   partition: string,
   first: number,
@@ -119,9 +123,10 @@ export const idempotencyKey = (
   children?: { readonly firstChild: number | undefined; readonly lastChild: number | undefined }
 ) =>
   uuidV5(JSON.stringify(
+    // As text: the number 42 and the CLI's "42" name the same dataset and give the same keys.
     children === undefined || (children.firstChild === undefined && children.lastChild === undefined)
-      ? [datasetId, sourceName, partition, first, last]
-      : [datasetId, sourceName, partition, first, last, children.firstChild ?? null, children.lastChild ?? null]
+      ? [String(datasetId), sourceName, partition, first, last]
+      : [String(datasetId), sourceName, partition, first, last, children.firstChild ?? null, children.lastChild ?? null]
   ))
 
 const terminal = new Set(["success", "failed", "purged", "error"])

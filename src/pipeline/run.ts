@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
+import { Cause, Chunk, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option, Schedule, Schema, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
 import { type Batch, type Batcher, type BatchRecord, lingerCheckMillis, makeBatcher, shouldFlush, type Unit, unitPartition } from "./batch.js"
@@ -90,7 +90,7 @@ export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis
  *
  * @since 0.1.0
  */
-export const fetchSchema = (client: TributaryClientService, datasetId: string): Effect.Effect<DatasetSchema, SchemaError> =>
+export const fetchSchema = (client: TributaryClientService, datasetId: string | number): Effect.Effect<DatasetSchema, SchemaError> =>
   client.http.execute(HttpClientRequest.get(`/v2/datasets/${datasetId}/schema`)).pipe(
     Effect.flatMap((response) =>
       Effect.flatMap(response.json, (body: any) => {
@@ -110,11 +110,49 @@ export const fetchSchema = (client: TributaryClientService, datasetId: string): 
     )
   )
 
+const DetailUuid = Schema.Struct({ data: Schema.Struct({ uuid: Schema.String }) })
+const ErrorMessage = Schema.Struct({ errors: Schema.NonEmptyArray(Schema.Struct({ message: Schema.String })) })
+
+/**
+ * The destination as the sends name it: v1 paths take only a dataset's UUID, so a v1 run
+ * given a dataset number reads the UUID from the dataset's v2 detail once; anything else is
+ * sent as given (v2 paths take either form).
+ *
+ * @since 0.1.0
+ */
+export const resolveDestination = (
+  client: TributaryClientService,
+  destination: Destination
+): Effect.Effect<Destination, SchemaError> => {
+  const id = destination.datasetId
+  if (destination.api !== "v1" || !/^[0-9]+$/.test(String(id))) return Effect.succeed(destination)
+  return client.http.execute(HttpClientRequest.get(`/v2/datasets/${id}`)).pipe(
+    Effect.flatMap((response) =>
+      Effect.flatMap(response.json, (body): Effect.Effect<Destination, unknown> =>
+        response.status === 200
+          ? Effect.map(Schema.decodeUnknown(DetailUuid)(body), (detail) => ({ ...destination, datasetId: detail.data.uuid }))
+          : Effect.fail(
+            `the service answered ${response.status}: ${
+              Option.match(Schema.decodeUnknownOption(ErrorMessage)(body), {
+                onNone: () => "no reason given",
+                onSome: (e) => e.errors[0].message
+              })
+            }`
+          ))
+    ),
+    Effect.mapError((error) =>
+      new SchemaError({
+        reason: `cannot find the v1 id of dataset ${id}: ${typeof error === "string" ? error : (error as Error).message}`
+      })
+    )
+  )
+}
+
 /**
  * The output schema of typed records against the destination's schema: stops with one error
  * that lists every mismatched column (or every field the service cannot store).
  */
-const checkOutputSchema = (records: Typed.Records<unknown, unknown>, schema: DatasetSchema, datasetId: string) =>
+const checkOutputSchema = (records: Typed.Records<unknown, unknown>, schema: DatasetSchema, datasetId: string | number) =>
   Effect.flatMap(
     Effect.mapError(records.columns, (error) => new SchemaError({ reason: error.reason })),
     (columns) => {
@@ -146,6 +184,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
     }
     const source = asPartitioned(config.source, config.checkpoint!)
+    const destination = yield* resolveDestination(client, config.destination)
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
     if (config.records !== undefined) yield* checkOutputSchema(config.records, schema, config.destination.datasetId)
     const tracker = new CommitTracker()
@@ -259,7 +298,7 @@ export const run = <E, R, E2 = never, R2 = never>(
 
     const deliverBatch = makeDeliver({
       exchanges: client.exchanges,
-      destination: config.destination,
+      destination,
       sourceName: source.name,
       poll: config.poll
     })

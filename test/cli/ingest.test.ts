@@ -25,7 +25,7 @@ const newDataset = async (server: RunningServer) => {
     primaryKey: ["id"],
     schema: [{ id: "id", dataType: "number" }, { id: "kind", dataType: "string" }]
   })
-  return dataset.data.id as string
+  return String(dataset.data.id)
 }
 
 describe("tributary ingest", () => {
@@ -55,6 +55,20 @@ describe("tributary ingest", () => {
     expect(checkpoint.positions["0"].offset).toBe(4)
     const rows = await api(server, "GET", `/v2/datasets/${datasetId}/data`)
     expect(rows.data.items.map((r: any) => r.id).sort()).toEqual([1, 3])
+  })
+
+  it("--dataset takes the dataset's number or its UUID: both name the same dataset", async () => {
+    const datasetId = await newDataset(server)
+    const uuid = (await api(server, "GET", `/v2/datasets/${datasetId}`)).data.uuid as string
+    for (const [n, id] of [[1, datasetId], [2, uuid]] as const) {
+      const file = join(dir, `by-${n}.ndjson`)
+      writeFileSync(file, `{"id":${n},"kind":"k${n}"}\n`)
+      const result = await runCli(["ingest", file, "--dataset", id, "--api-url", server.url, "--api-key", key])
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toContain("read 1 line: 1 stored")
+    }
+    const rows = await api(server, "GET", `/v2/datasets/${uuid}/data`)
+    expect(rows.data.items.map((r: any) => r.id).sort()).toEqual([1, 2])
   })
 
   it("reads standard input with -", async () => {

@@ -172,7 +172,7 @@ const kafkaHarness: Harness = {
 const runToEnd = (
   client: TributaryClientService,
   open: Effect.Effect<Opened, unknown, Scope.Scope>,
-  datasetId: string,
+  datasetId: string | number,
   extra: Partial<PipelineConfig<any, any>> = {}
 ) =>
   Effect.scoped(Effect.gen(function*() {
@@ -223,7 +223,7 @@ for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
         })
         return { client, datasetId: created.data.id }
       })
-    const storedIds = (client: TributaryClientService, id: string) =>
+    const storedIds = (client: TributaryClientService, id: string | number) =>
       Effect.map(
         client.v2.v2Datasets.getData({ path: { id }, urlParams: { pageSize: 1000 } }),
         (answer) => answer.data.items.map((row) => row.id as string)

@@ -63,10 +63,10 @@ const v2Dataset = (primaryKey: ReadonlyArray<string> = ["id"]) =>
     return { client, datasetId: dataset.data.id }
   })
 
-const storedRows = (client: TributaryClient["Type"], id: string) =>
+const storedRows = (client: TributaryClient["Type"], id: string | number) =>
   Effect.map(client.v2.v2Datasets.getData({ path: { id }, urlParams: { pageSize: 1000 } }), (answer) => answer.data.items)
 
-const runNdjson = (client: TributaryClient["Type"], path: string, extra: Partial<PipelineConfig<any, any>> & { datasetId: string }) =>
+const runNdjson = (client: TributaryClient["Type"], path: string, extra: Partial<PipelineConfig<any, any>> & { datasetId: string | number }) =>
   Effect.gen(function*() {
     const deadLetters = yield* DeadLetter.memory
     const checkpoint = yield* Checkpoint.file(`${path}.checkpoint.json`)
@@ -179,6 +179,44 @@ layer(serverLayer({ maxBodyBytes: 4000 }), { excludeTestServices: true })("pipel
       expect(progress.accepted).toBe(100)
       expect(letters.map((l) => [l.position.offset, l.reason.code, l.stage])).toEqual([[101, "payload_too_large", "send"]])
       expect(yield* storedRows(client, datasetId)).toHaveLength(100)
+    }))
+
+  it.effect("a run reaches a dataset by its number and by its UUID, over v2 and over v1", () =>
+    Effect.gen(function*() {
+      const { client, datasetId } = yield* v2Dataset()
+      const uuid = (yield* client.v2.v2Datasets.get({ path: { id: datasetId } })).data.uuid
+      const ways = [
+        { name: "number-v2", datasetId, api: "v2" as const },
+        { name: "uuid-v2", datasetId: uuid, api: "v2" as const },
+        { name: "number-v1", datasetId, api: "v1" as const },
+        // As the CLI passes it: the number as text.
+        { name: "text-v1", datasetId: String(datasetId), api: "v1" as const },
+        { name: "uuid-v1", datasetId: uuid, api: "v1" as const }
+      ]
+      for (const way of ways) {
+        const path = writeLines(`${way.name}.ndjson`, [JSON.stringify({ id: way.name, amount: 1, at: "2026-11-01" })])
+        const { progress } = yield* runNdjson(client, path, {
+          datasetId: way.datasetId,
+          destination: { datasetId: way.datasetId, api: way.api }
+        })
+        expect(progress.accepted, way.name).toBe(1)
+      }
+      const rows = yield* storedRows(client, datasetId)
+      expect(rows.map((r) => r.id).sort()).toEqual(ways.map((w) => w.name).sort())
+      expect(yield* storedRows(client, uuid)).toEqual(rows)
+    }))
+
+  it.effect("a v1 run to an unknown dataset number stops before sending, naming the number", () =>
+    Effect.gen(function*() {
+      const client = yield* clientFor("acme-admin")
+      const path = writeLines("unknown-number.ndjson", ["{\"id\":\"a\"}"])
+      const error = yield* runNdjson(client, path, {
+        datasetId: 999999999,
+        destination: { datasetId: 999999999, api: "v1" },
+        schema: { columns: [], primaryKey: [], allowNewColumns: true }
+      }).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "SchemaError" })
+      expect(error.message).toContain("cannot find the v1 id of dataset 999999999: the service answered 404")
     }))
 
   it.effect("reads the schema from the service and delivers through v1 too", () =>

@@ -173,6 +173,8 @@ describe("typed stages", () => {
       const Mixed = Schema.Struct({
         id: Schema.String,
         at: Schema.Date,
+        from: Schema.DateFromString,
+        self: Schema.optional(Schema.DateFromSelf),
         qty: Schema.Int.pipe(Schema.between(0, 50)),
         kind: Schema.Literal("a", "b"),
         tags: Schema.Array(Schema.String),
@@ -180,7 +182,7 @@ describe("typed stages", () => {
         lines: Schema.Array(Schema.Struct({ sku: Schema.String }))
       })
       const good = FastCheck.sample(Arbitrary.make(Mixed), 300).map((value) => Schema.encodeSync(Mixed)(value))
-      const junk = FastCheck.sample(FastCheck.dictionary(FastCheck.constantFrom("id", "at", "qty", "kind", "tags", "note", "x"), FastCheck.anything()), 300)
+      const junk = FastCheck.sample(FastCheck.dictionary(FastCheck.constantFrom("id", "at", "from", "self", "qty", "kind", "tags", "note", "x"), FastCheck.anything()), 300)
       const inputs = [...good, ...junk, ...good.map((g) => ({ ...g, extra: 1, lines: g.lines.map((l) => ({ ...l, more: true })) }))]
       const decoded = yield* collect(Stream.fromIterable(inputs.map((value, i) => record(i, value))).pipe(Typed.decode(Mixed)))
       const decodeAll = Schema.decodeUnknownEither(Mixed, { errors: "all" })

@@ -334,13 +334,14 @@ const validPayloads = (route: Route): fc.Arbitrary<unknown> =>
       )
   })
 
-const datasetSentinel = "dataset-sentinel"
+const datasetNumberSentinel = 918_273_645
 const metricSentinel = "metric-sentinel"
 
 const sentinelFixture: Fixture = {
   accountId: accountSentinel,
   dataSourceId: dataSourceSentinel,
-  datasetId: datasetSentinel,
+  datasetId: "",
+  datasetNumber: datasetNumberSentinel,
   ingestionId: "",
   metricId: metricSentinel,
   boardId: 1,
@@ -351,7 +352,7 @@ const sentinelFixture: Fixture = {
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
   typeof body === "string"
     ? body.replaceAll(String(dataSourceSentinel), String(fixture.dataSourceId)).replaceAll(String(accountSentinel), String(fixture.accountId))
-      .replaceAll(datasetSentinel, fixture.datasetId).replaceAll(metricSentinel, fixture.metricId)
+      .replaceAll(String(datasetNumberSentinel), String(fixture.datasetNumber)).replaceAll(metricSentinel, fixture.metricId)
     : body
 
 const paramsOf = (route: Route) => route.path.match(/:(\w+)/g)?.map((p) => p.slice(1)) ?? []
@@ -497,7 +498,7 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 }),
   "v2Metrics.create": (f) => ({
     name: "Valid",
-    datasetId: f.datasetId,
+    datasetId: f.datasetNumber,
     measure: { id: "id", displayName: "Id" },
     date: { id: "at", displayName: "At" }
   }),

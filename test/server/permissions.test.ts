@@ -198,7 +198,7 @@ const table: Readonly<Record<string, Row>> = {
   "v2DataSources.setPermissions": { expect: write, body: () => ({ accessLevel: "everyone" }) },
   "v2DataSources.setSyncFrequency": { expect: write, body: () => ({ syncInterval: 60 }) },
   "v2DataSources.syncFrequencyOptions": { expect: read },
-  "v2Datasets.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "datasetId" } },
+  "v2Datasets.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "datasetNumber" } },
   "v2Datasets.create": {
     expect: write,
     body: (f) => ({ name: `${f.name} v2`, dataSourceId: f.dataSourceId, schema: [{ id: "id", dataType: "number" }] })
@@ -235,7 +235,7 @@ const table: Readonly<Record<string, Row>> = {
   "v2Metrics.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "metricId" } },
   "v2Metrics.create": {
     expect: write,
-    body: (f) => ({ name: `${f.name} made`, datasetId: f.datasetId, measure: { id: "id", displayName: "Id" }, date: { id: "at", displayName: "At" } })
+    body: (f) => ({ name: `${f.name} made`, datasetId: f.datasetNumber, measure: { id: "id", displayName: "Id" }, date: { id: "at", displayName: "At" } })
   },
   "v2Metrics.get": { expect: read },
   "v2Metrics.update": { expect: write, body: (f) => ({ name: `${f.name} renamed` }) },
@@ -434,10 +434,10 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("permission matrix: 
           const v2Ids = v2Items(v2.json)
           if (visible) {
             expect(v1Ids, `v1 as ${key}`).toContain(fixture.datasetId)
-            expect(v2Ids, `v2 as ${key}`).toContain(fixture.datasetId)
+            expect(v2Ids, `v2 as ${key}`).toContain(fixture.datasetNumber)
           } else {
             expect(v1Ids, `v1 as ${key}`).not.toContain(fixture.datasetId)
-            expect(v2Ids, `v2 as ${key}`).not.toContain(fixture.datasetId)
+            expect(v2Ids, `v2 as ${key}`).not.toContain(fixture.datasetNumber)
           }
         }
       }))

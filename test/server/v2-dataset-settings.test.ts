@@ -307,7 +307,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset settings through
     type Client = Effect.Effect.Success<ReturnType<typeof clientFor>>
     type Call = Effect.Effect<unknown, { readonly _tag: string }>
 
-    const reads = (client: Client, id: string): ReadonlyArray<Call> => {
+    const reads = (client: Client, id: string | number): ReadonlyArray<Call> => {
       const s = client.v2.v2DatasetSettings
       return [
         s.getMetadata({ path: { id } }),
@@ -321,7 +321,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset settings through
       ]
     }
 
-    const writes = (client: Client, id: string): ReadonlyArray<Call> => {
+    const writes = (client: Client, id: string | number): ReadonlyArray<Call> => {
       const s = client.v2.v2DatasetSettings
       return [
         s.updateMetadata({ path: { id }, payload: { description: "x" } }),

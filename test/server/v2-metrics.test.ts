@@ -41,7 +41,7 @@ let sequence = 0
 const unique = (prefix: string) => `${prefix} ${++sequence}`
 
 /** Ingests in batches of 100 and waits for each to succeed. */
-const ingestAll = (client: Client, id: string, records: ReadonlyArray<unknown>) =>
+const ingestAll = (client: Client, id: number | string, records: ReadonlyArray<unknown>) =>
   Effect.forEach(
     Array.from({ length: Math.ceil(records.length / 100) }, (_, i) => records.slice(i * 100, i * 100 + 100)),
     (batch) =>
@@ -82,7 +82,7 @@ const orders = [
   { day: "2026-02-01T08:00", amount: null, region: null }
 ]
 
-const revenue = (datasetId: string) => ({
+const revenue = (datasetId: number | string) => ({
   name: "Revenue",
   datasetId,
   measure: { id: "amount", displayName: "Amount" },

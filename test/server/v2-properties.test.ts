@@ -108,7 +108,7 @@ const target = Effect.gen(function*() {
     },
     headers: {}
   })
-  return { dataSourceId: dataSource.data.id, datasetId: dataset.data.id }
+  return { dataSourceId: dataSource.data.id, datasetId: dataset.data.id, datasetUuid: dataset.data.uuid }
 })
 
 layer(serverLayer(), { excludeTestServices: true })("v2 and v1 answer every body with JSON and the envelope", (it) => {
@@ -181,8 +181,8 @@ layer(serverLayer(), { excludeTestServices: true })("v2 and v1 answer every body
 
   it.effect("POST /v1/datasets/{id}/data", () =>
     Effect.gen(function*() {
-      const { datasetId } = yield* target
-      yield* fuzz(`/v1/datasets/${datasetId}/data`, bodies(Arbitrary.make(V1.IngestRequest)), V1.IngestResponse, {
+      const { datasetUuid } = yield* target
+      yield* fuzz(`/v1/datasets/${datasetUuid}/data`, bodies(Arbitrary.make(V1.IngestRequest)), V1.IngestResponse, {
         key: keys,
         idempotencyKey: idempotencyKeys
       })

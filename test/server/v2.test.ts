@@ -51,23 +51,23 @@ const newDataset = (client?: Client) =>
   })
 
 /** Waits until a v2 ingestion is terminal. */
-const awaitIngestion = (client: Client, id: string, ingestionId: string) =>
+const awaitIngestion = (client: Client, id: string | number, ingestionId: string) =>
   pollUntil(
     client.v2.v2Datasets.getIngestion({ path: { id, ingestionId } }),
     (answer) => answer.data.status !== "queued" && answer.data.status !== "processing"
   ).pipe(Effect.map((answer) => answer.data))
 
 /** Ingests and waits for the outcome. */
-const ingestAndWait = (client: Client, id: string, records: ReadonlyArray<unknown>) =>
+const ingestAndWait = (client: Client, id: string | number, records: ReadonlyArray<unknown>) =>
   Effect.flatMap(
     client.v2.v2Datasets.ingest({ path: { id }, payload: { records }, headers: {} }),
     (accepted) => awaitIngestion(client, id, accepted.data.ingestionId)
   )
 
-const rowsOf = (client: Client, id: string) =>
+const rowsOf = (client: Client, id: string | number) =>
   Effect.map(client.v2.v2Datasets.getData({ path: { id }, urlParams: { sortBy: "id" } }), (a) => a.data.items)
 
-const ingestionCount = (client: Client, id: string) =>
+const ingestionCount = (client: Client, id: string | number) =>
   Effect.map(client.v2.v2Datasets.listIngestions({ path: { id }, urlParams: {} }), (a) => a.data.pagination.totalItems)
 
 layer(serverLayer(), { excludeTestServices: true })("v2 reference server through the typed client", (it) => {
@@ -732,8 +732,11 @@ layer(serverLayer(), { excludeTestServices: true })("v2 reference server through
         expect(ingestions.data.items.map((i) => [i.id, i.status])).toEqual([[accepted.ingestionId, "success"]])
         const detail = yield* admin.v2.v2Datasets.getIngestion({ path: { id: created.id, ingestionId: accepted.ingestionId } })
         expect(detail.data.summary?.ingestion).toMatchObject({ receivedRecordCount: 2, appendedRecordCount: 2 })
+        // v2 lists it by its number; the number and the UUID name the same dataset.
         const listed = yield* admin.v2.v2Datasets.list({ urlParams: { dataSourceId: source.id } })
-        expect(listed.data.items.map((d) => d.id)).toEqual([created.id])
+        expect(listed.data.items.map((d) => d.id)).toEqual([dataset.data.id])
+        expect(dataset.data.uuid).toBe(created.id)
+        expect((yield* admin.v2.v2Datasets.get({ path: { id: dataset.data.id } })).data).toEqual(dataset.data)
 
         // v2 ingestion into it is checked against the inferred schema.
         const typed = yield* ingestAndWait(admin, created.id, [{ id: 3, name: 5 }])
@@ -743,11 +746,14 @@ layer(serverLayer(), { excludeTestServices: true })("v2 reference server through
     it.effect("a dataset made through v2 is listed and filled through v1", () =>
       Effect.gen(function*() {
         const { admin, dataSourceId, datasetId, dataset } = yield* newDataset()
+        // v1 names it by its UUID, which the v2 detail shows beside its number.
+        const uuid = dataset.uuid
         const { datasets } = yield* admin.v1.v1DataSources.listDatasets({ path: { dataSourceId } })
-        expect(datasets.map((d) => [d.id, d.title, d.primaryKeys])).toEqual([[datasetId, dataset.name, ["id"]]])
-        const accepted = yield* admin.v1.v1Datasets.ingest({ path: { datasetId }, payload: { records: [{ id: 1, name: "v1" }] }, headers: {} })
-        yield* awaitIngestionV1(admin, datasetId, accepted.ingestionId)
+        expect(datasets.map((d) => [d.id, d.title, d.primaryKeys])).toEqual([[uuid, dataset.name, ["id"]]])
+        const accepted = yield* admin.v1.v1Datasets.ingest({ path: { datasetId: uuid }, payload: { records: [{ id: 1, name: "v1" }] }, headers: {} })
+        yield* awaitIngestionV1(admin, uuid, accepted.ingestionId)
         expect(yield* rowsOf(admin, datasetId)).toEqual([{ id: 1, name: "v1" }])
+        expect(yield* rowsOf(admin, uuid)).toEqual([{ id: 1, name: "v1" }])
         const { accounts } = yield* admin.v1.v1Accounts.listAccounts()
         const v1Sources = yield* admin.v1.v1Accounts.listDataSources({ path: { accountId: accounts[0]!.id } })
         expect(v1Sources.dataSources.map((d) => d.id)).toContain(dataSourceId)

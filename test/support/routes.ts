@@ -50,7 +50,10 @@ export const routes: ReadonlyArray<Route> = (() => {
 export interface Fixture {
   readonly accountId: number
   readonly dataSourceId: number
+  /** The dataset's UUID: v1 paths name it so. */
   readonly datasetId: string
+  /** The same dataset's number: v2 paths name it so. */
+  readonly datasetNumber: number
   readonly ingestionId: string
   /** A metric over the dataset (`<dataSourceId>|<key>`, encoded in paths). */
   readonly metricId: string
@@ -69,7 +72,8 @@ export const pathParams = (template: string): ReadonlyArray<string> =>
 /**
  * What a path parameter names: `:id` is a data source under `/v2/data-sources`, a metric
  * under `/v2/metrics`, a board under `/v2/boards` and `/v2/databoards`, an integration under
- * `/v2/integrations`, a dataset under `/v2/datasets`.
+ * `/v2/integrations`, a connection under `/v2/connections`, a dataset (by number) under
+ * `/v2/datasets`; `:datasetId` is a dataset by UUID (v1).
  */
 export const paramKind = (template: string, param: string): keyof Fixture =>
   param === "accountId"
@@ -86,6 +90,8 @@ export const paramKind = (template: string, param: string): keyof Fixture =>
     ? "integrationId"
     : template.startsWith("/v2/connections/")
     ? "connectionId"
+    : param === "id"
+    ? "datasetNumber"
     : "datasetId"
 
 /** The template with each parameter replaced by `value(param)` (used as it is: no encoding). */
@@ -220,11 +226,12 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       }),
       "dataset"
     )
-    const datasetId = dataset.data.id as string
+    const datasetNumber = dataset.data.id as number
+    const datasetId = dataset.data.uuid as string
     const ingestion = ok(
       yield* call({
         method: "POST",
-        path: `/v2/datasets/${datasetId}/data`,
+        path: `/v2/datasets/${datasetNumber}/data`,
         key,
         body: JSON.stringify({ records: [{ id: 1, name: "one", at: "2026-01-05" }, { id: 2, name: "two", at: "2026-01-06" }] })
       }),
@@ -239,7 +246,7 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
         key,
         body: JSON.stringify({
           name: `${name} metric`,
-          datasetId,
+          datasetId: datasetNumber,
           measure: { id: "id", displayName: "Id" },
           date: { id: "at", displayName: "At" },
           dimensions: [{ id: "name", displayName: "Name" }]
@@ -251,6 +258,7 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       accountId,
       dataSourceId: dataSource.data.id,
       datasetId,
+      datasetNumber,
       ingestionId: ingestion.data.ingestionId,
       metricId: metric.data.id,
       boardId: 1,

@@ -136,11 +136,37 @@ export const AccountHeaders = Schema.Struct({
  */
 export const DataSourceIdPath = Schema.Struct({ id: IntegerId })
 
+const digits = /^[1-9][0-9]{0,15}$/
+
 /**
- * `{id}` of v2 datasets: a UUID.
+ * A dataset id in a v2 path: its number (the v2 id), or its UUID (its v1 id), so that an id
+ * either API handed out names the same dataset here. Decodes to a number or a (lower-case) UUID.
  *
  * @since 0.1.0
  */
-export const DatasetIdPath = Schema.Struct({ id: UuidId })
+export const DatasetId = Schema.transform(
+  Schema.String.pipe(
+    Schema.filter((s) => digits.test(s) || Schema.is(UuidId)(s), {
+      message: () => "must be a dataset number (positive integer in decimal digits) or a dataset UUID"
+    })
+  ),
+  Schema.Union(
+    Schema.Int.pipe(
+      Schema.positive({ message: () => "must be positive" }),
+      Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: () => "is too large for an id" })
+    ),
+    UuidId
+  ),
+  { strict: true, decode: (s) => digits.test(s) ? Number(s) : s.toLowerCase(), encode: (id) => String(id) }
+).annotations({
+  jsonSchema: { oneOf: [{ type: "integer", minimum: 1 }, { type: "string", format: "uuid" }] }
+})
+
+/**
+ * `{id}` of v2 datasets: a number, or the dataset's UUID (see `DatasetId`).
+ *
+ * @since 0.1.0
+ */
+export const DatasetIdPath = Schema.Struct({ id: DatasetId })
 
 

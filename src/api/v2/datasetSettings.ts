@@ -145,7 +145,7 @@ export const LineageNode = Schema.Struct({
  * @since 0.1.0
  */
 export const DatasetLineage = Schema.Struct({
-  id: Schema.String,
+  id: Schema.Int,
   parents: Schema.Array(LineageNode),
   children: Schema.Array(LineageNode)
 }).annotations({ identifier: "DatasetLineage" })

@@ -11,6 +11,7 @@ import { IngestRecord, MaxRecordsPerIngestion, PlainText, Timestamp, UuidId } fr
 import { Forbidden, Unprocessable } from "../errors.js"
 import {
   DataResponse,
+  DatasetId,
   DatasetIdPath,
   IdempotencyHeaders,
   Name,
@@ -42,7 +43,7 @@ export const SchemaColumn = Schema.Struct({
 
 /** @since 0.1.0 */
 export const DatasetListItem = Schema.Struct({
-  id: Schema.String,
+  id: Schema.Int,
   name: Schema.String,
   dataSourceId: Schema.NullOr(Schema.Int),
   createdAt: Schema.NullOr(Timestamp),
@@ -66,6 +67,8 @@ export const VerificationDetail = Schema.Struct({
 /** @since 0.1.0 */
 export const DatasetDetail = Schema.Struct({
   ...DatasetListItem.fields,
+  /** The dataset's v1 id: the same dataset in `/v1/datasets/{datasetId}` paths. */
+  uuid: UuidId,
   columnCount: Schema.Int,
   rowCount: Schema.Int,
   size: Schema.NullOr(Schema.Int),
@@ -206,7 +209,7 @@ export const IngestionStatistics = Schema.Struct({
 
 const Detail = DataResponse(DatasetDetail, "DatasetDetailResponse")
 const Message = DataResponse(Schema.Struct({ message: Schema.String }), "DatasetMessageResponse")
-const IngestionPath = Schema.Struct({ id: UuidId, ingestionId: UuidId })
+const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidId })
 
 /** @since 0.1.0 */
 export class V2Datasets extends HttpApiGroup.make("v2Datasets")

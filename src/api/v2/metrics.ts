@@ -11,7 +11,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { PlainText } from "../common.js"
+import { PlainText, UuidId } from "../common.js"
 import { Forbidden, Unprocessable } from "../errors.js"
 import { DataResponse, IdempotencyHeaders, Name, PageParams, PageResponse, Pagination, SortOrder } from "./common.js"
 import { ColumnType, VerificationDetail } from "./datasets.js"
@@ -144,7 +144,11 @@ export const MetricListParams = Schema.Struct({
 /** @since 0.1.0 */
 export const CreateMetricRequest = Schema.Struct({
   name: Name,
-  datasetId: Schema.String,
+  /** The dataset's number (its v2 id), or its UUID. */
+  datasetId: Schema.Union(
+    Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)),
+    UuidId
+  ),
   measure: MetricColumn,
   date: MetricColumn,
   aggregationFunction: Schema.optional(AggregationFunction),

@@ -31,7 +31,7 @@ import { present } from "../errors.js"
 import { once } from "../idempotency.js"
 import { CurrentRequestId, newRequestId } from "../request.js"
 import { ingest } from "../services/ingestions.js"
-import type { Ingestion, Store } from "../store/Store.js"
+import type { DatasetRef, Ingestion, Store } from "../store/Store.js"
 import { v1IngestAnswer } from "../v1.js"
 import { v2IngestAnswer } from "../v2/datasets.js"
 import { badRequestFromDecode, invalidJson } from "./decodeError.js"
@@ -39,13 +39,13 @@ import { ingestTarget, type IngestRoute, sendJson, sendWireError } from "./front
 
 interface Version {
   /** The dataset id of the path's id segment. */
-  readonly decodePath: (segment: string) => Either.Either<string, ParseResult.ParseError>
+  readonly decodePath: (segment: string) => Either.Either<DatasetRef, ParseResult.ParseError>
   readonly decodePayload: (u: unknown) => Either.Either<{ readonly records: ReadonlyArray<unknown> }, ParseResult.ParseError>
   readonly answer: (ingestion: Ingestion) => Effect.Effect<object>
 }
 
 /** A decoder of the path's one parameter `name`, as the router would hand it to the schema. */
-const pathParameter = <Name extends string>(schema: Schema.Schema<{ readonly [K in Name]: string }, any>, name: Name) => {
+const pathParameter = <Name extends string, A>(schema: Schema.Schema<{ readonly [K in Name]: A }, any>, name: Name) => {
   const decode = Schema.decodeUnknownEither(schema)
   return (segment: string) => Either.map(decode({ [name]: segment }), (path) => path[name])
 }
@@ -112,7 +112,7 @@ export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute =>
     version: Version,
     url: string,
     principal: Principal,
-    datasetId: string,
+    datasetId: DatasetRef,
     request: IncomingMessage,
     body: Buffer
   ): Effect.Effect<{ readonly body: object; readonly replayed: boolean }, unknown, Store> => {

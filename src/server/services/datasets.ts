@@ -12,6 +12,7 @@ import { type PageRequest, sliceOf } from "../paging.js"
 import {
   type Dataset,
   type DatasetPatch,
+  type DatasetRef,
   defaultPermissions,
   emptyMetadata,
   type SortOrder,
@@ -90,7 +91,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
  *
  * @since 0.1.0
  */
-export const visibleDataset = (principal: Principal, id: string) =>
+export const visibleDataset = (principal: Principal, id: DatasetRef) =>
   Effect.flatMap(Store, (store) => store.dataset(id)).pipe(
     Effect.flatMap((dataset) =>
       Option.isSome(dataset) && canSee(principal, dataset.value)
@@ -104,7 +105,7 @@ export const visibleDataset = (principal: Principal, id: string) =>
  *
  * @since 0.1.0
  */
-export const editableDataset = (principal: Principal, id: string, action = "change datasets") =>
+export const editableDataset = (principal: Principal, id: DatasetRef, action = "change datasets") =>
   Effect.tap(visibleDataset(principal, id), () => requireRole(principal, "editor", action))
 
 /**
@@ -149,7 +150,7 @@ export const listDatasets = (principal: Principal, params: ListParams & { readon
  *
  * @since 0.1.0
  */
-export const deleteDataset = (principal: Principal, id: string) =>
+export const deleteDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "delete datasets")
     const store = yield* Store
@@ -162,7 +163,7 @@ export const deleteDataset = (principal: Principal, id: string) =>
  *
  * @since 0.1.0
  */
-export const purgeDataset = (principal: Principal, id: string) =>
+export const purgeDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "purge datasets")
     const store = yield* Store
@@ -170,7 +171,7 @@ export const purgeDataset = (principal: Principal, id: string) =>
     return dataset
   })
 
-const updated = (id: string) =>
+const updated = (id: DatasetRef) =>
   Effect.flatMap(Option.match({
     onNone: () => Effect.fail(new NotFound({ resource: "Dataset", id })),
     onSome: (dataset: Dataset) => Effect.succeed(dataset)
@@ -181,7 +182,7 @@ const updated = (id: string) =>
  *
  * @since 0.1.0
  */
-export const updateDataset = (principal: Principal, id: string, patch: DatasetPatch) =>
+export const updateDataset = (principal: Principal, id: DatasetRef, patch: DatasetPatch) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
     const store = yield* Store
@@ -193,7 +194,7 @@ export const updateDataset = (principal: Principal, id: string, patch: DatasetPa
  *
  * @since 0.1.0
  */
-export const duplicateDataset = (principal: Principal, id: string, name: string | undefined) =>
+export const duplicateDataset = (principal: Principal, id: DatasetRef, name: string | undefined) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "duplicate datasets")
     const store = yield* Store
@@ -217,7 +218,7 @@ const rowPages = { defaultSize: 200, max: 1000, first: 0 }
  *
  * @since 0.1.0
  */
-export const datasetRows = (principal: Principal, id: string, params: RowParams) =>
+export const datasetRows = (principal: Principal, id: DatasetRef, params: RowParams) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, id)
     const sortBy = params.sortBy

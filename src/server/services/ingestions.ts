@@ -20,6 +20,7 @@ import { type PageLimits, sliceOf, type PageRequest } from "../paging.js"
 import {
   type ClaimedIngestion,
   type Dataset,
+  type DatasetRef,
   type IngestionDecision,
   type IngestionProblem,
   Store,
@@ -32,7 +33,7 @@ import { editableDataset, visibleDataset } from "./datasets.js"
  *
  * @since 0.1.0
  */
-export const ingest = (principal: Principal, datasetId: string, records: ReadonlyArray<unknown>) =>
+export const ingest = (principal: Principal, datasetId: DatasetRef, records: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, datasetId, "ingest data")
     const store = yield* Store
@@ -47,7 +48,7 @@ export const ingest = (principal: Principal, datasetId: string, records: Readonl
  *
  * @since 0.1.0
  */
-export const listIngestions = (principal: Principal, datasetId: string, params: PageRequest, limits?: PageLimits) =>
+export const listIngestions = (principal: Principal, datasetId: DatasetRef, params: PageRequest, limits?: PageLimits) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
     const store = yield* Store
@@ -62,7 +63,7 @@ export const listIngestions = (principal: Principal, datasetId: string, params: 
  *
  * @since 0.1.0
  */
-export const ingestionStatistics = (principal: Principal, datasetId: string) =>
+export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
     const store = yield* Store
@@ -91,7 +92,7 @@ export const ingestionStatistics = (principal: Principal, datasetId: string) =>
  *
  * @since 0.1.0
  */
-export const getIngestion = (principal: Principal, datasetId: string, ingestionId: string) =>
+export const getIngestion = (principal: Principal, datasetId: DatasetRef, ingestionId: string) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
     const store = yield* Store

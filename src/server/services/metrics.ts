@@ -31,7 +31,7 @@ import { requireRole } from "../auth.js"
 import { now } from "../clock.js"
 import { InvalidField, NotFound } from "../errors.js"
 import { type PageRequest, sliceOf } from "../paging.js"
-import { type Dataset, type Metric, type MetricPatch, type SortOrder, Store, unverified } from "../store/Store.js"
+import { type Dataset, type DatasetRef, type Metric, type MetricPatch, type SortOrder, Store, unverified } from "../store/Store.js"
 import { canSee } from "../visibility.js"
 import { visibleDataset } from "./datasets.js"
 
@@ -110,7 +110,7 @@ const checked = (columns: ReadonlyArray<Column>, dataset: Dataset, definition: M
 /** @since 0.1.0 */
 export interface CreateMetric {
   readonly name: string
-  readonly datasetId: string
+  readonly datasetId: DatasetRef
   readonly measure: ColumnRef
   readonly date: ColumnRef
   readonly aggregationFunction?: AggregationFunction | undefined
@@ -452,7 +452,7 @@ export const metricLineage = (principal: Principal, id: string) =>
     return {
       id: metric.id,
       parents: [
-        { id: String(dataset.id), name: dataset.name, type: "dataset" as const },
+        { id: String(dataset.number), name: dataset.name, type: "dataset" as const },
         ...(Option.isSome(dataSource) && canSee(principal, dataSource.value)
           ? [{ id: String(dataSource.value.id), name: dataSource.value.name, type: "dataSource" as const }]
           : [])

@@ -11,7 +11,15 @@ import { NumericDisplayTypes } from "../../api/v2/datasetSettings.js"
 import { isTimezone } from "../../timezones.js"
 import { now } from "../clock.js"
 import { InvalidField } from "../errors.js"
-import { type ColumnMetadata, type Dataset, type DatasetMetadata, type Permissions, Store, unverified } from "../store/Store.js"
+import {
+  type ColumnMetadata,
+  type Dataset,
+  type DatasetMetadata,
+  type DatasetRef,
+  type Permissions,
+  Store,
+  unverified
+} from "../store/Store.js"
 import { canSee } from "../visibility.js"
 import { editableDataSource, updateDataSource } from "./dataSources.js"
 import { editableDataset, updateDataset } from "./datasets.js"
@@ -91,7 +99,7 @@ export const syncFrequencyOptions = (current: number | null) =>
  */
 export const setDatasetPermissions = (
   principal: Principal,
-  id: string,
+  id: DatasetRef,
   update: Parameters<typeof resolvePermissions>[1]
 ) =>
   Effect.gen(function*() {
@@ -105,7 +113,7 @@ export const setDatasetPermissions = (
  *
  * @since 0.1.0
  */
-export const setDatasetSyncInterval = (principal: Principal, id: string, syncInterval: number) =>
+export const setDatasetSyncInterval = (principal: Principal, id: DatasetRef, syncInterval: number) =>
   Effect.gen(function*() {
     yield* editableDataset(principal, id)
     return yield* updateDataset(principal, id, { syncInterval: yield* checkSyncInterval(syncInterval) })
@@ -118,7 +126,7 @@ export const setDatasetSyncInterval = (principal: Principal, id: string, syncInt
  */
 export const updateMetadata = (
   principal: Principal,
-  id: string,
+  id: DatasetRef,
   change: { readonly [K in keyof DatasetMetadata]?: DatasetMetadata[K] | undefined }
 ) =>
   Effect.gen(function*() {
@@ -168,7 +176,7 @@ export interface ColumnMetadataChange {
  *
  * @since 0.1.0
  */
-export const updateColumnMetadata = (principal: Principal, id: string, changes: ReadonlyArray<ColumnMetadataChange>) =>
+export const updateColumnMetadata = (principal: Principal, id: DatasetRef, changes: ReadonlyArray<ColumnMetadataChange>) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
     for (const [i, change] of changes.entries()) {
@@ -202,7 +210,7 @@ export const updateColumnMetadata = (principal: Principal, id: string, changes: 
  *
  * @since 0.1.0
  */
-export const setDatasetTimezone = (principal: Principal, id: string, timezone: string, purgeData: boolean) =>
+export const setDatasetTimezone = (principal: Principal, id: DatasetRef, timezone: string, purgeData: boolean) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
     if (!isTimezone(timezone)) return yield* invalid("timezone", `"${timezone}" is not a known IANA time zone`)
@@ -218,7 +226,7 @@ export const setDatasetTimezone = (principal: Principal, id: string, timezone: s
  *
  * @since 0.1.0
  */
-export const setVerification = (principal: Principal, id: string, isVerified: boolean) =>
+export const setVerification = (principal: Principal, id: DatasetRef, isVerified: boolean) =>
   Effect.gen(function*() {
     const verification = isVerified
       ? { isVerified: true, verifiedAt: yield* now, verifiedBy: { id: principal.userId, name: principal.userName } }
@@ -241,7 +249,7 @@ export const lineageOf = (principal: Principal, dataset: Dataset) =>
       : []
     const metrics = yield* metricsOfDataset(principal, dataset)
     const children = metrics.map((m) => ({ id: m.id, name: m.name, type: "customMetric" as const }))
-    return { id: dataset.id, parents, children }
+    return { id: dataset.number, parents, children }
   })
 
 /**

@@ -112,9 +112,20 @@ export interface DatasetActivity {
   readonly lastSuccessAt: string | null
 }
 
+/**
+ * How a request names a dataset: its UUID (the v1 id, `Dataset.id`) or its number (the v2 id,
+ * `Dataset.number`). Every store looks a dataset up by either.
+ *
+ * @since 0.1.0
+ */
+export type DatasetRef = string | number
+
 /** @since 0.1.0 */
 export interface Dataset {
+  /** The v1 id, a UUID; the store's own key for the dataset. */
   readonly id: string
+  /** The v2 id: a number from the id space data sources draw from too. */
+  readonly number: number
   readonly organizationId: number
   readonly dataSourceId: number
   readonly name: string
@@ -401,7 +412,7 @@ export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityA
 }
 
 /** @since 0.1.0 */
-export type NewDataset = Omit<Dataset, "id" | "createdAt" | "rowCount" | "size" | "activity">
+export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount" | "size" | "activity">
 
 /**
  * The store. Every method is atomic; who may do what is the services' concern.
@@ -442,7 +453,8 @@ export interface StoreService {
 
   // Datasets and their rows.
   readonly createDataset: (input: NewDataset) => Effect.Effect<Dataset, StoreError>
-  readonly dataset: (id: string) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  /** By UUID (a string) or by number. */
+  readonly dataset: (id: DatasetRef) => Effect.Effect<Option.Option<Dataset>, StoreError>
   readonly listDatasets: (query: DatasetQuery) => Effect.Effect<Page<Dataset>, StoreError>
   readonly updateDataset: (id: string, patch: DatasetPatch) => Effect.Effect<Option.Option<Dataset>, StoreError>
   /** The same change to every dataset of a data source. */

@@ -100,11 +100,15 @@ export const make = (): Effect.Effect<StoreService> =>
     const organizationIds = counter()
     const accountIds = counter()
     const userIds = counter()
-    const dataSourceIds = counter()
+    // Data sources and datasets draw their (v2) numbers from one id space, as on the service.
+    const entityIds = counter()
+    const datasetsByNumber = new Map<number, string>()
     const metricKeys = counter()
     const connectionIds = counter()
 
     const removeDataset = (id: string) => {
+      const number = datasets.get(id)?.number
+      if (number !== undefined) datasetsByNumber.delete(number)
       datasets.delete(id)
       storedRows.delete(id)
       for (const metric of metrics.values()) if (metric.datasetId === id) metrics.delete(metric.id)
@@ -233,9 +237,8 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const dataSource: DataSource = {
             ...input,
-            ...input,
             connectionId: input.connectionId ?? null,
-            id: dataSourceIds(),
+            id: entityIds(),
             createdAt: isoTimestamp(now),
             lastActivityAt: null
           }
@@ -279,12 +282,14 @@ export const make = (): Effect.Effect<StoreService> =>
 
       createDataset: (input) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          const dataset = newDataset(input, now)
+          const dataset = newDataset(input, now, entityIds())
           datasets.set(dataset.id, dataset)
+          datasetsByNumber.set(dataset.number, dataset.id)
           storedRows.set(dataset.id, noRows())
           return dataset
         }),
-      dataset: (id) => Effect.sync(() => Option.fromNullable(datasets.get(id))),
+      dataset: (id) =>
+        Effect.sync(() => Option.fromNullable(datasets.get(typeof id === "number" ? datasetsByNumber.get(id) ?? "" : id))),
       listDatasets: (query) =>
         Effect.sync(() =>
           listOf(
@@ -312,8 +317,17 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const dataset = datasets.get(id)
           if (dataset === undefined) return Option.none()
-          const copy: Dataset = { ...dataset, id: randomUUID(), name, createdBy, createdAt: isoTimestamp(now), activity: null }
+          const copy: Dataset = {
+            ...dataset,
+            id: randomUUID(),
+            number: entityIds(),
+            name,
+            createdBy,
+            createdAt: isoTimestamp(now),
+            activity: null
+          }
           datasets.set(copy.id, copy)
+          datasetsByNumber.set(copy.number, copy.id)
           const source = storedRows.get(id)!
           storedRows.set(copy.id, {
             rows: new Map(source.rows),

@@ -131,6 +131,7 @@ const toDataSource = (r: DataSourceRecord): DataSource => ({
 
 interface DatasetRecord {
   readonly id: string
+  readonly number: number
   readonly organization_id: number
   readonly data_source_id: number
   readonly name: string
@@ -155,6 +156,7 @@ interface DatasetRecord {
 
 const toDataset = (r: DatasetRecord): Dataset => ({
   id: r.id,
+  number: r.number,
   organizationId: r.organization_id,
   dataSourceId: r.data_source_id,
   name: r.name,
@@ -295,7 +297,7 @@ export const make = Effect.gen(function*() {
 
   /** A dataset with its latest ingestion (one index probe per dataset). */
   const datasetSelect = sql`
-    SELECT d.id, d.organization_id, d.data_source_id, d.name, d.created_at, d.primary_key, d.schema,
+    SELECT d.id, d.number, d.organization_id, d.data_source_id, d.name, d.created_at, d.primary_key, d.schema,
       d.created_by, d.timezone, d.sync_interval, d.permissions, d.verification, d.metadata,
       d.column_metadata, d.row_count::float8 AS row_count, d.size::float8 AS size,
       d.next_seq::float8 AS next_seq, d.last_success_at,
@@ -546,19 +548,24 @@ export const make = Effect.gen(function*() {
 
     createDataset: (input) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const dataset = newDataset(input, now)
-        return Effect.as(
-          sql`INSERT INTO datasets (id, organization_id, data_source_id, name, created_at, primary_key, schema,
+        // The number comes from the database's id space (the column's default), shared with data sources.
+        const dataset = newDataset(input, now, 0)
+        return Effect.map(
+          sql<{ number: number }>`INSERT INTO datasets (id, organization_id, data_source_id, name, created_at, primary_key, schema,
               created_by, timezone, sync_interval, permissions, verification, metadata, column_metadata)
             VALUES (${dataset.id}, ${dataset.organizationId}, ${dataset.dataSourceId}, ${dataset.name}, ${dataset.createdAt},
               ${json(dataset.primaryKey)}::jsonb, ${json(dataset.schema)}::jsonb, ${json(dataset.createdBy)}::jsonb,
               ${dataset.timezone}, ${dataset.syncInterval}, ${json(dataset.permissions)}::jsonb,
-              ${json(dataset.verification)}::jsonb, ${json(dataset.metadata)}::jsonb, ${json(dataset.columnMetadata)}::jsonb)`,
-          dataset
+              ${json(dataset.verification)}::jsonb, ${json(dataset.metadata)}::jsonb, ${json(dataset.columnMetadata)}::jsonb)
+            RETURNING number`,
+          ([r]): Dataset => ({ ...dataset, number: r!.number })
         )
       })),
     dataset: (id) =>
-      storeCall(Effect.map(sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${id}::uuid`, (rows) => byId(rows, toDataset))),
+      storeCall(Effect.map(
+        sql<DatasetRecord>`${datasetSelect} WHERE ${typeof id === "number" ? sql`d.number = ${id}` : sql`d.id = ${id}::uuid`}`,
+        (rows) => byId(rows, toDataset)
+      )),
     listDatasets: (query) => {
       const where = sql`${visibleTo("d", query.viewer)} AND ${searchIn("d", query.search)}
         AND ${query.dataSourceId === undefined ? sql`true` : sql`d.data_source_id = ${query.dataSourceId}`}`

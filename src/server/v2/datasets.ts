@@ -73,7 +73,7 @@ const ingestionDetail = (i: Ingestion) => ({
 })
 
 const listItem = (d: Dataset) => ({
-  id: d.id,
+  id: d.number,
   name: d.name,
   dataSourceId: d.dataSourceId,
   createdAt: d.createdAt,
@@ -87,6 +87,7 @@ const listItem = (d: Dataset) => ({
 
 const detail = (d: Dataset) => ({
   ...listItem(d),
+  uuid: d.id,
   columnCount: d.schema.length,
   rowCount: d.rowCount,
   size: d.size,
@@ -141,7 +142,7 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
     .handle("delete", ({ path }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => deleteDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { message: `Dataset ${d.id} and its data were deleted` } })),
+        Effect.flatMap((d) => respond("success", { data: { message: `Dataset ${d.number} and its data were deleted` } })),
         present
       ))
     .handle("purge", ({ headers, path }) =>
@@ -150,7 +151,7 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
           headers["idempotency-key"],
           null,
           purgeDataset(principal, path.id).pipe(
-            Effect.flatMap((d) => respond("success", { data: { message: `All rows of dataset ${d.id} were removed` } }))
+            Effect.flatMap((d) => respond("success", { data: { message: `All rows of dataset ${d.number} were removed` } }))
           )
         )).pipe(present))
     .handle("duplicate", ({ headers, path, payload }) =>

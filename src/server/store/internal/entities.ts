@@ -8,13 +8,14 @@ import { isoTimestamp } from "../../clock.js"
 import type { Dataset, Ingestion, NewDataset } from "../Store.js"
 
 /**
- * A dataset as created at `now` (milliseconds): empty, never ingested into.
+ * A dataset as created at `now` (milliseconds) with the v2 id `number`: empty, never ingested into.
  *
  * @since 0.1.0
  */
-export const newDataset = (input: NewDataset, now: number): Dataset => ({
+export const newDataset = (input: NewDataset, now: number, number: number): Dataset => ({
   ...input,
   id: randomUUID(),
+  number,
   createdAt: isoTimestamp(now),
   rowCount: 0,
   size: 0,

@@ -112,6 +112,24 @@ const initial = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * v2 numbers: data sources and datasets draw their ids from one sequence, as on the service
+ * (a dataset keeps its UUID as its key and v1 id, and gains a `number`). Datasets stored before
+ * get numbers past every data source id, in creation order.
+ */
+const numericIds = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    sql`CREATE SEQUENCE entity_ids AS int`,
+    sql`SELECT setval('entity_ids', coalesce((SELECT max(id) FROM data_sources), 0) + 1, false)`,
+    sql`ALTER TABLE data_sources ALTER COLUMN id SET DEFAULT nextval('entity_ids')`,
+    sql`DROP SEQUENCE data_sources_id_seq`,
+    sql`ALTER TABLE datasets ADD COLUMN number int UNIQUE`,
+    sql`UPDATE datasets d SET number = n.number
+      FROM (SELECT id, nextval('entity_ids') AS number FROM (SELECT id FROM datasets ORDER BY ordinal) o) n
+      WHERE d.id = n.id`,
+    sql`ALTER TABLE datasets ALTER COLUMN number SET DEFAULT nextval('entity_ids'), ALTER COLUMN number SET NOT NULL`
+  ], { discard: true, concurrency: 1 }))
+
+/**
  * Metrics and connections. Custom metrics: the definition as JSON columns, keyed by `<dataSourceId>|custom_query_<n>`
  * (`n` from `ordinal`, which also keeps creation order); deleted with their dataset.
  */
@@ -159,5 +177,6 @@ const metrics = Effect.flatMap(SqlClient.SqlClient, (sql) =>
  */
 export const migrations = {
   "1_initial": initial,
+  "2_numeric_ids": numericIds,
   "3_metrics_connections": metrics
 }

@@ -6,6 +6,7 @@ const serverSuites = [
   "test/server/v2.test.ts",
   "test/server/v2-dataset-settings.test.ts",
   "test/server/v2-modifications.test.ts",
+  "test/server/v2-metrics.test.ts",
   "test/server/v2-properties.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",

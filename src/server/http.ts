@@ -27,6 +27,8 @@ import { isWireError } from "../api/errors.js"
 import { TributaryApi } from "../api/index.js"
 import { ApiKeyAuthLive } from "./auth.js"
 import { applySeed, type Seed } from "./seed.js"
+import * as Boards from "./services/boards.js"
+import { seedConnections } from "./services/connections.js"
 import { FrontServer } from "./internal/front.js"
 import { makeIngestRoute } from "./internal/ingestRoute.js"
 import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./internal/decodeError.js"
@@ -40,7 +42,11 @@ import { V2AuthLive } from "./v2/auth.js"
 import { V2DataSourcesLive } from "./v2/dataSources.js"
 import { V2DatasetsLive } from "./v2/datasets.js"
 import { V2DatasetModificationsLive } from "./v2/datasetModifications.js"
+import { V2BoardsLive } from "./v2/boards.js"
+import { V2ConnectionsLive } from "./v2/connections.js"
 import { V2DatasetSettingsLive } from "./v2/datasetSettings.js"
+import { V2IntegrationsLive } from "./v2/integrations.js"
+import { V2MetricsLive } from "./v2/metrics.js"
 import { V2OrganizationLive } from "./v2/organization.js"
 
 /**
@@ -164,7 +170,11 @@ const handlers = Layer.mergeAll(
   V2DataSourcesLive,
   V2DatasetsLive,
   V2DatasetSettingsLive,
-  V2DatasetModificationsLive
+  V2DatasetModificationsLive,
+  V2MetricsLive,
+  V2BoardsLive,
+  V2IntegrationsLive,
+  V2ConnectionsLive
 )
 
 /**
@@ -194,8 +204,9 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
     Layer.provideMerge(HttpApiBuilder.api(ServedApi)),
     Layer.provide(handlers),
     Layer.provide(ApiKeyAuthLive),
+    Layer.provide(Boards.layer(options.seed)),
     // Seeded before the workers start and before the first request is served.
-    Layer.provide(Layer.merge(workersLayer(options.workers ?? defaultWorkerOptions), Layer.effectDiscard(applySeed(options.seed)))),
+    Layer.provide(Layer.merge(workersLayer(options.workers ?? defaultWorkerOptions), Layer.effectDiscard(Effect.zipRight(applySeed(options.seed), seedConnections(options.seed))))),
   )
 }
 

@@ -49,3 +49,13 @@ export const pageView = <A, B>(
   items: page.items.map(item),
   pagination: { page: request.page, pageSize: request.pageSize, totalItems: page.totalItems }
 })
+
+/**
+ * A page of items held in memory (already searched and sorted), as v2 shows it.
+ *
+ * @since 0.1.0
+ */
+export const pageOfItems = <A>(items: ReadonlyArray<A>, request: PageRequest) => {
+  const { page, pageSize, slice } = sliceOf(request)
+  return { items: items.slice(slice.offset, slice.offset + slice.limit), pagination: { page, pageSize, totalItems: items.length } }
+}

@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import { Role } from "../api/security.js"
+import { DateRange } from "../api/v2/boards.js"
+import { AppliedFilters } from "../api/v2/metrics.js"
 import { Store, type StoreError } from "./store/Store.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
@@ -23,10 +25,59 @@ const SeedAccount = Schema.Struct({
   accountType: Schema.Literal("organization", "agency", "client")
 })
 
+/**
+ * A metric a board block shows: a metric of the organization named by its name (or its id),
+ * found when the board is read, so that boards can show metrics defined after start-up.
+ */
+const SeedBlockMetric = Schema.Struct({
+  metric: NonEmpty,
+  /** Dimension ids shown; all of the metric's without. */
+  dimensions: Schema.optional(Schema.Array(NonEmpty)),
+  dateRange: Schema.optional(DateRange),
+  appliedFilters: Schema.optional(AppliedFilters)
+})
+
+const SeedBlock = Schema.Struct({
+  name: NonEmpty,
+  visualizationType: Schema.optional(Schema.NullOr(Schema.String)),
+  metrics: Schema.Array(SeedBlockMetric)
+})
+
+/**
+ * A board of an organization: boards have no create route, they come from the seed.
+ *
+ * @since 0.1.0
+ */
+export const SeedBoard = Schema.Struct({
+  name: NonEmpty,
+  tags: Schema.optional(Schema.Array(Schema.String)),
+  blocks: Schema.Array(SeedBlock)
+})
+
+/** @since 0.1.0 */
+export type SeedBoard = typeof SeedBoard.Type
+
+/**
+ * A connection of an organization: connections have no create route, they come from the seed.
+ * `managedBy` is the email of one of the organization's users.
+ *
+ * @since 0.1.0
+ */
+export const SeedConnection = Schema.Struct({
+  name: NonEmpty,
+  integrationKey: Schema.optional(NonEmpty),
+  managedBy: Schema.optional(NonEmpty),
+  sharedWithAccounts: Schema.optional(Schema.Boolean),
+  accessLevel: Schema.optional(Schema.Literal("everyone", "private")),
+  status: Schema.optional(Schema.Literal("active", "error"))
+})
+
 const SeedOrganization = Schema.Struct({
   name: NonEmpty,
   accounts: Schema.NonEmptyArray(SeedAccount),
-  users: Schema.Array(SeedUser)
+  users: Schema.Array(SeedUser),
+  boards: Schema.optional(Schema.Array(SeedBoard)),
+  connections: Schema.optional(Schema.Array(SeedConnection))
 })
 
 /**

@@ -194,7 +194,7 @@ const bodiesFor = (route: Route, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
  * between runs): mostly that id, else a bad or unknown one.
  */
 const paramValue = (kind: keyof Fixture): fc.Arbitrary<(valid: string) => string> => {
-  const integer = kind === "accountId" || kind === "dataSourceId"
+  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "boardId" || kind === "integrationId" || kind === "connectionId"
   const derived: ReadonlyArray<(v: string) => string> = integer
     ? [
       (v) => `0${v}`,
@@ -334,11 +334,25 @@ const validPayloads = (route: Route): fc.Arbitrary<unknown> =>
       )
   })
 
-const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", datasetNumber: 0, ingestionId: "" }
+const datasetNumberSentinel = 918_273_645
+const metricSentinel = "metric-sentinel"
+
+const sentinelFixture: Fixture = {
+  accountId: accountSentinel,
+  dataSourceId: dataSourceSentinel,
+  datasetId: "",
+  datasetNumber: datasetNumberSentinel,
+  ingestionId: "",
+  metricId: metricSentinel,
+  boardId: 1,
+  integrationId: 1,
+  connectionId: 1
+}
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
   typeof body === "string"
     ? body.replaceAll(String(dataSourceSentinel), String(fixture.dataSourceId)).replaceAll(String(accountSentinel), String(fixture.accountId))
+      .replaceAll(String(datasetNumberSentinel), String(fixture.datasetNumber)).replaceAll(metricSentinel, fixture.metricId)
     : body
 
 const paramsOf = (route: Route) => route.path.match(/:(\w+)/g)?.map((p) => p.slice(1)) ?? []
@@ -483,7 +497,20 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2DatasetSettings.setVerification": () => ({ isVerified: true }),
   "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 }),
   "v2DatasetModifications.set": () => ({ formulas: { double: "$id * 2" }, displayNames: { name: "Name" } }),
-  "v2DatasetModifications.preview": () => ({ formulas: { double: "$id * 2" } })
+  "v2DatasetModifications.preview": () => ({ formulas: { double: "$id * 2" } }),
+  "v2Metrics.create": (f) => ({
+    name: "Valid",
+    datasetId: f.datasetNumber,
+    measure: { id: "id", displayName: "Id" },
+    date: { id: "at", displayName: "At" }
+  }),
+  "v2Metrics.update": () => ({ name: "Valid" }),
+  "v2Connections.update": () => ({ name: "Valid" }),
+  "v2Connections.setPermissions": () => ({ accessLevel: "everyone", sharedWithAccounts: true }),
+  "v2Metrics.setVerification": () => ({ isVerified: true }),
+  "v2Metrics.values": () => ({ granularity: "daily" }),
+  "v2Metrics.dimensionValues": (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] }),
+  "v2Metrics.drilldown": (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } })
 }
 
 /** A fresh fixture, the route's path to it, and a request helper that also checks nothing was stored when refused. */

@@ -124,6 +124,11 @@ const createInAccount: Expectations = {
   "private, creator": 200
 }
 
+/** The organization's boards: listed for all of it, hidden from others. */
+const boardList: Expectations = { ...list, "private, editor (not creator)": "listed", "private, viewer": "listed" }
+const boardRead: Expectations = { ...read, "private, editor (not creator)": 200, "private, viewer": 200 }
+const connectionWrite: Expectations = { ...boardRead, viewer: 403, "private, viewer": 403 }
+
 /** Where a list answer keeps its ids, and which of the cell's resources it should (not) hold. */
 interface Listing {
   readonly ids: (json: any) => ReadonlyArray<unknown>
@@ -232,7 +237,46 @@ const table: Readonly<Record<string, Row>> = {
   "v2DatasetModifications.set": { expect: write, body: () => ({ formulas: { double: "$id * 2" } }) },
   "v2DatasetModifications.clear": { expect: write },
   // A preview saves nothing: whoever sees the dataset may run one.
-  "v2DatasetModifications.preview": { expect: read, body: () => ({ formulas: { double: "$id * 2" } }) }
+  "v2DatasetModifications.preview": { expect: read, body: () => ({ formulas: { double: "$id * 2" } }) },
+  // A metric is seen with its dataset; its values, dimension values and drilldown are reads.
+  "v2Metrics.list": { expect: list, query: searched, listing: { ids: v2Items, resource: "metricId" } },
+  "v2Metrics.create": {
+    expect: write,
+    body: (f) => ({ name: `${f.name} made`, datasetId: f.datasetNumber, measure: { id: "id", displayName: "Id" }, date: { id: "at", displayName: "At" } })
+  },
+  "v2Metrics.get": { expect: read },
+  "v2Metrics.update": { expect: write, body: (f) => ({ name: `${f.name} renamed` }) },
+  "v2Metrics.delete": { expect: write },
+  "v2Metrics.values": { expect: read, body: () => ({ granularity: "daily" }) },
+  "v2Metrics.dimensionValues": {
+    expect: read,
+    body: (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] })
+  },
+  "v2Metrics.drilldown": {
+    expect: read,
+    body: (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } })
+  },
+  "v2Metrics.getLineage": { expect: read },
+  "v2Metrics.usages": { expect: read },
+  "v2Metrics.getVerification": { expect: read },
+  "v2Metrics.setVerification": { expect: write, body: () => ({ isVerified: true }) },
+  // Boards belong to the organization, not to a data source: never private.
+  "v2Boards.list": { expect: boardList, listing: { ids: v2Items, resource: "boardId" } },
+  "v2Boards.listDataboards": { expect: boardList, listing: { ids: v2Items, resource: "boardId" } },
+  "v2Boards.metrics": { expect: boardRead },
+  "v2Boards.databoardMetrics": { expect: boardRead },
+  // Connections are shared or not on their own (the cell's private data source changes nothing);
+  // deleting one takes its manager (Ada, an admin, for the seeded spares) or an admin.
+  "v2Connections.list": { expect: boardList, listing: { ids: v2Items, resource: "connectionId" }, query: () => "?pageSize=100" },
+  "v2Connections.get": { expect: boardRead },
+  "v2Connections.getPermissions": { expect: boardRead },
+  "v2Connections.update": { expect: connectionWrite, body: (f) => ({ name: `${f.name} connection` }) },
+  "v2Connections.setPermissions": { expect: connectionWrite, body: () => ({ accessLevel: "everyone", sharedWithAccounts: true }) },
+  "v2Connections.delete": {
+    expect: { ...connectionWrite, editor: 403, "private, editor (not creator)": 403, "private, creator": 403 }
+  },
+  "v2Integrations.list": { expect: open },
+  "v2Integrations.get": { expect: open }
 }
 
 let sequence = 0

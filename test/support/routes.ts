@@ -55,6 +55,14 @@ export interface Fixture {
   /** The same dataset's number: v2 paths name it so. */
   readonly datasetNumber: number
   readonly ingestionId: string
+  /** A metric over the dataset (`<dataSourceId>|<key>`, encoded in paths). */
+  readonly metricId: string
+  /** A board of the test seed (Acme's first). */
+  readonly boardId: number
+  /** An integration of the shipped catalog. */
+  readonly integrationId: number
+  /** One of Acme's seeded spare connections still there, a different one each time (suites delete some). */
+  readonly connectionId: number
 }
 
 /** The path parameters of a template, in order (`["id", "ingestionId"]`). */
@@ -62,8 +70,10 @@ export const pathParams = (template: string): ReadonlyArray<string> =>
   [...template.matchAll(/:(\w+)/g)].map((m) => m[1]!)
 
 /**
- * What a path parameter names: `:id` is a data source under `/v2/data-sources`, a dataset
- * (by number) under `/v2/datasets`; `:datasetId` is a dataset by UUID (v1).
+ * What a path parameter names: `:id` is a data source under `/v2/data-sources`, a metric
+ * under `/v2/metrics`, a board under `/v2/boards` and `/v2/databoards`, an integration under
+ * `/v2/integrations`, a connection under `/v2/connections`, a dataset (by number) under
+ * `/v2/datasets`; `:datasetId` is a dataset by UUID (v1).
  */
 export const paramKind = (template: string, param: string): keyof Fixture =>
   param === "accountId"
@@ -72,6 +82,14 @@ export const paramKind = (template: string, param: string): keyof Fixture =>
     ? "dataSourceId"
     : param === "ingestionId"
     ? "ingestionId"
+    : template.startsWith("/v2/metrics/")
+    ? "metricId"
+    : template.startsWith("/v2/boards/") || template.startsWith("/v2/databoards/")
+    ? "boardId"
+    : template.startsWith("/v2/integrations/")
+    ? "integrationId"
+    : template.startsWith("/v2/connections/")
+    ? "connectionId"
     : param === "id"
     ? "datasetNumber"
     : "datasetId"
@@ -82,7 +100,7 @@ export const fillPath = (template: string, value: (param: string) => string): st
 
 /** The route's path naming the fixture's resources. */
 export const pathTo = (route: Route, fixture: Fixture): string =>
-  fillPath(route.path, (param) => String(fixture[paramKind(route.path, param)]))
+  fillPath(route.path, (param) => encodeURIComponent(String(fixture[paramKind(route.path, param)])))
 
 /** A raw answer: status, headers, the body as text and parsed (undefined when not JSON). */
 export interface Answer {
@@ -178,8 +196,9 @@ export const firstProblem = (answer: Answer): { code: string; message: string; f
   answer.json?.errors?.[0] ?? { code: "", message: "", field: null, type: "" }
 
 /**
- * A data source and a dataset (`id` number key, `name` string) in it, both called `name`,
- * and one ingestion of it, made through the API with `key`.
+ * A data source and a dataset (`id` number key, `name` string, `at` datetime) in it, both
+ * called `name`, one ingestion of it, and a metric over it once the ingestion is done (a
+ * metric needs a dataset that received data), made through the API with `key`.
  */
 export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixture, never, ServerUrl> =>
   Effect.gen(function*() {
@@ -201,7 +220,7 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
         body: JSON.stringify({
           name,
           dataSourceId: dataSource.data.id,
-          schema: [{ id: "id", dataType: "number" }, { id: "name", dataType: "string" }],
+          schema: [{ id: "id", dataType: "number" }, { id: "name", dataType: "string" }, { id: "at", dataType: "datetime" }],
           primaryKey: ["id"]
         })
       }),
@@ -214,12 +233,44 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
         method: "POST",
         path: `/v2/datasets/${datasetNumber}/data`,
         key,
-        body: JSON.stringify({ records: [{ id: 1, name: "one" }, { id: 2, name: "two" }] })
+        body: JSON.stringify({ records: [{ id: 1, name: "one", at: "2026-01-05" }, { id: 2, name: "two", at: "2026-01-06" }] })
       }),
       "ingest"
     )
-    return { accountId, dataSourceId: dataSource.data.id, datasetId, datasetNumber, ingestionId: ingestion.data.ingestionId }
+    const url = yield* ServerUrl
+    yield* Effect.promise(() => settleAt(url, datasetId, ingestion.data.ingestionId))
+    const metric = ok(
+      yield* call({
+        method: "POST",
+        path: "/v2/metrics",
+        key,
+        body: JSON.stringify({
+          name: `${name} metric`,
+          datasetId: datasetNumber,
+          measure: { id: "id", displayName: "Id" },
+          date: { id: "at", displayName: "At" },
+          dimensions: [{ id: "name", displayName: "Name" }]
+        })
+      }),
+      "metric"
+    )
+    return {
+      accountId,
+      dataSourceId: dataSource.data.id,
+      datasetId,
+      datasetNumber,
+      ingestionId: ingestion.data.ingestionId,
+      metricId: metric.data.id,
+      boardId: 1,
+      integrationId: 1,
+      connectionId: nextOf<{ readonly id: number }>(ok(yield* call({ method: "GET", path: "/v2/connections?search=spare&pageSize=100", key: "acme-admin" }), "connections")
+        .data.items).id
+    }
   })
+
+let spare = 0
+/** The next of some items, round the list: fixtures made one after another name different spares. */
+const nextOf = <A>(items: ReadonlyArray<A>): A => items[spare++ % items.length]!
 
 /** Waits until an ingestion (of any dataset) is terminal, so that rows and counts settle. */
 export const settleAt = async (url: string, datasetId: string, ingestionId: string) => {

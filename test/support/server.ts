@@ -8,7 +8,7 @@ import * as ReferenceServer from "../../src/server/http.js"
 import type { Seed } from "../../src/server/seed.js"
 import { storeLayer, testStoreKind } from "./stores.js"
 
-/** Two organizations: Acme (admin, editor, viewer; two accounts) and Globex (admin). */
+/** Two organizations: Acme (admin, editor, viewer; two accounts; a board; connections) and Globex (admin). */
 export const testSeed: Seed = {
   organizations: [
     {
@@ -18,6 +18,13 @@ export const testSeed: Seed = {
         { name: "Ada", email: "ada@acme.test", role: "admin", apiKeys: ["acme-admin"] },
         { name: "Eve", email: "eve@acme.test", role: "editor", apiKeys: ["acme-editor"] },
         { name: "Vic", email: "vic@acme.test", role: "viewer", apiKeys: ["acme-viewer"] }
+      ],
+      boards: [{ name: "Overview", blocks: [{ name: "Fixtures", metrics: [{ metric: "Fixture metric" }] }] }],
+      // Connections have no create route: spares for the suites that delete some.
+      connections: [
+        { name: "Analytics", integrationKey: "google_analytics4", managedBy: "ada@acme.test", sharedWithAccounts: true },
+        { name: "Billing", integrationKey: "stripe", managedBy: "eve@acme.test", accessLevel: "private", status: "error" },
+        ...Array.from({ length: 40 }, (_, i) => ({ name: `Spare ${i + 1}`, integrationKey: "hubspot", managedBy: "ada@acme.test" }))
       ]
     },
     {

@@ -59,7 +59,9 @@ export const DataSourceListParams = Schema.Struct({
 export const CreateDataSourceRequest = Schema.Struct({
   name: Name,
   timezone: Schema.optional(Schema.String),
-  integrationKey: Schema.optional(Schema.String)
+  integrationKey: Schema.optional(Schema.String),
+  /** The connection it syncs through (a visible one); its integration key is the default. */
+  connectionId: Schema.optional(Schema.Int)
 }).annotations({ identifier: "V2CreateDataSourceRequest" })
 
 /** @since 0.1.0 */

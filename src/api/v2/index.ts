@@ -18,10 +18,14 @@ import {
 } from "../errors.js"
 import { ApiKeyAuth } from "../security.js"
 import { V2Auth } from "./auth.js"
+import { V2Boards } from "./boards.js"
+import { V2Connections } from "./connections.js"
 import { V2DataSources } from "./dataSources.js"
 import { V2DatasetModifications } from "./datasetModifications.js"
 import { V2DatasetSettings } from "./datasetSettings.js"
 import { V2Datasets } from "./datasets.js"
+import { V2Integrations } from "./integrations.js"
+import { V2Metrics } from "./metrics.js"
 import { V2Organization } from "./organization.js"
 
 export * from "./common.js"
@@ -31,6 +35,10 @@ export * as Datasets from "./datasets.js"
 export * as DatasetSettings from "./datasetSettings.js"
 export * as DatasetModifications from "./datasetModifications.js"
 export { V2Organization } from "./organization.js"
+export * as Metrics from "./metrics.js"
+export * as Boards from "./boards.js"
+export * as Integrations from "./integrations.js"
+export * as Connections from "./connections.js"
 
 /** @since 0.1.0 */
 export class V2Api extends HttpApi.make("v2")
@@ -40,6 +48,10 @@ export class V2Api extends HttpApi.make("v2")
   .add(V2Datasets)
   .add(V2DatasetSettings)
   .add(V2DatasetModifications)
+  .add(V2Metrics)
+  .add(V2Boards)
+  .add(V2Integrations)
+  .add(V2Connections)
   .middleware(ApiKeyAuth)
   .addError(BadRequest)
   .addError(NotFound)

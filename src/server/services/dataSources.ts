@@ -12,6 +12,7 @@ import { type PageRequest, sliceOf } from "../paging.js"
 import { type DataSource, type DataSourcePatch, defaultPermissions, type ListSortField, type SortOrder, Store } from "../store/Store.js"
 import { canSee } from "../visibility.js"
 import { visibleAccount } from "./accounts.js"
+import { visibleConnection } from "./connections.js"
 
 /** @since 0.1.0 */
 export interface CreateDataSource {
@@ -19,6 +20,7 @@ export interface CreateDataSource {
   readonly name: string
   readonly timezone?: string | undefined
   readonly integrationKey?: string | undefined
+  readonly connectionId?: number | undefined
 }
 
 const checkTimezone = (timezone: string) =>
@@ -41,13 +43,15 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
     const account = yield* visibleAccount(principal, input.accountId)
     yield* requireRole(principal, "editor", "create data sources")
     const timezone = yield* checkTimezone(input.timezone ?? "UTC")
+    const connection = input.connectionId === undefined ? undefined : yield* visibleConnection(principal, input.connectionId)
     const store = yield* Store
     return yield* store.createDataSource({
       organizationId: principal.organizationId,
       accountId: account.id,
       name: input.name,
       timezone,
-      key: input.integrationKey ?? "ingestion",
+      key: input.integrationKey ?? connection?.integrationKey ?? "ingestion",
+      connectionId: connection?.id ?? null,
       createdBy: { id: principal.userId, name: principal.userName },
       syncInterval: null,
       permissions: defaultPermissions
@@ -92,6 +96,7 @@ export const listDataSourcesOfAccount = (principal: Principal, accountId: number
 /** @since 0.1.0 */
 export interface ListParams extends PageRequest {
   readonly search?: string | undefined
+  readonly connectionId?: number | undefined
   readonly sortBy?: ListSortField | undefined
   readonly sortOrder?: SortOrder | undefined
 }
@@ -108,6 +113,7 @@ export const listDataSources = (principal: Principal, params: ListParams) =>
     const found = yield* store.listDataSources({
       viewer: principal,
       search: params.search,
+      connectionId: params.connectionId,
       sort: params.sortBy === undefined ? undefined : { by: params.sortBy, order: params.sortOrder ?? "asc" },
       ...slice
     })

@@ -23,6 +23,7 @@ import {
 import { canSee } from "../visibility.js"
 import { editableDataSource, updateDataSource } from "./dataSources.js"
 import { editableDataset, updateDataset } from "./datasets.js"
+import { metricsOfDataset } from "./metrics.js"
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
 
@@ -234,7 +235,8 @@ export const setVerification = (principal: Principal, id: DatasetRef, isVerified
   })
 
 /**
- * Upstream nodes of a dataset: its data source (when the principal may see it).
+ * A dataset's lineage: upstream its data source (when the principal may see it), downstream
+ * the metrics built on it.
  *
  * @since 0.1.0
  */
@@ -245,7 +247,9 @@ export const lineageOf = (principal: Principal, dataset: Dataset) =>
     const parents = Option.isSome(dataSource) && canSee(principal, dataSource.value)
       ? [{ id: String(dataSource.value.id), name: dataSource.value.name, type: "dataSource" as const }]
       : []
-    return { id: dataset.number, parents, children: [] }
+    const metrics = yield* metricsOfDataset(principal, dataset)
+    const children = metrics.map((m) => ({ id: m.id, name: m.name, type: "customMetric" as const }))
+    return { id: dataset.number, parents, children }
   })
 
 /**

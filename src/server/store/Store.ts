@@ -14,6 +14,7 @@ import { Context, Data, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
 import type { Modifications } from "../modifications/modifications.js"
+import type { AggregationFunction, ColumnRef, FilterGroup } from "../analytics/metrics.js"
 
 /** @since 0.1.0 */
 export type AccountType = "organization" | "agency" | "client"
@@ -72,6 +73,8 @@ export interface DataSource {
   readonly permissions: Permissions
   /** The newest ingestion into any of its datasets. */
   readonly lastActivityAt: string | null
+  /** The connection it syncs through; null for data sources fed through the API alone. */
+  readonly connectionId: number | null
 }
 
 /** @since 0.1.0 */
@@ -279,6 +282,7 @@ export interface ListQuery extends Slice {
 /** @since 0.1.0 */
 export interface DataSourceQuery extends ListQuery {
   readonly accountId?: number | undefined
+  readonly connectionId?: number | undefined
 }
 
 /** @since 0.1.0 */
@@ -293,6 +297,85 @@ export interface DatasetQuery extends ListQuery {
  */
 export interface RowQuery extends Slice {
   readonly sort?: { readonly column: Column; readonly order: SortOrder } | undefined
+}
+
+/**
+ * A connection: the credentials a data source of an integration syncs through. Seen as a data
+ * source is (`canSee`, its manager as the creator); only its manager deletes it.
+ *
+ * @since 0.1.0
+ */
+export interface Connection {
+  readonly id: number
+  readonly organizationId: number
+  readonly name: string
+  readonly integrationKey: string | null
+  /** The owner; null for one nobody manages any more. */
+  readonly managedBy: Creator | null
+  readonly sharedWithAccounts: boolean
+  readonly permissions: Permissions
+  readonly createdAt: string | null
+  /** `active`, or `error` for credentials the integration refused. */
+  readonly status: "active" | "error"
+  /** How many data sources sync through it. */
+  readonly dataSourcesCount: number
+}
+
+/** @since 0.1.0 */
+export type NewConnection = Omit<Connection, "id" | "createdAt" | "dataSourcesCount">
+
+/** @since 0.1.0 */
+export type ConnectionPatch = Partial<Pick<Connection, "name" | "permissions" | "sharedWithAccounts">>
+
+/** @since 0.1.0 */
+export interface ConnectionQuery extends Slice {
+  readonly viewer: Viewer
+  /** Case-insensitive substring of the name. */
+  readonly search?: string | undefined
+}
+
+/**
+ * A custom metric over a dataset's rows. Its id is `<dataSourceId>|<key>`; it is seen by
+ * whoever sees its dataset.
+ *
+ * @since 0.1.0
+ */
+export interface Metric {
+  readonly id: string
+  readonly organizationId: number
+  readonly dataSourceId: number
+  readonly datasetId: Dataset["id"]
+  readonly name: string
+  readonly measure: ColumnRef
+  readonly date: ColumnRef
+  readonly aggregationFunction: AggregationFunction
+  readonly dimensions: ReadonlyArray<ColumnRef>
+  readonly filters: FilterGroup | null
+  readonly verification: Verification
+  readonly createdAt: string
+  readonly createdBy: Creator
+}
+
+/** @since 0.1.0 */
+export type NewMetric = Omit<Metric, "id" | "createdAt">
+
+/** @since 0.1.0 */
+export type MetricPatch = Partial<
+  Pick<Metric, "name" | "measure" | "date" | "aggregationFunction" | "dimensions" | "filters" | "verification">
+>
+
+/**
+ * Metrics the viewer may see (those of datasets it may see), in creation order unless sorted.
+ *
+ * @since 0.1.0
+ */
+export interface MetricQuery extends Slice {
+  readonly viewer: Viewer
+  readonly dataSourceId?: number | undefined
+  readonly datasetId?: Dataset["id"] | undefined
+  /** Case-insensitive substring of the name or the id. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "createdAt"; readonly order: SortOrder } | undefined
 }
 
 /**
@@ -335,7 +418,9 @@ export type DatasetPatch = Partial<
 >
 
 /** @since 0.1.0 */
-export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt">
+export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt" | "connectionId"> & {
+  readonly connectionId?: number | null | undefined
+}
 
 /** @since 0.1.0 */
 export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount" | "size" | "activity" | "modifications">
@@ -399,6 +484,22 @@ export interface StoreService {
   /** Removes every row; queued ingestions of the dataset end as `purged`. */
   readonly purgeDataset: (id: string) => Effect.Effect<void, StoreError>
   readonly rows: (datasetId: string, query: RowQuery) => Effect.Effect<Page<Row>, StoreError>
+
+  // Connections. `ensureConnection` is idempotent by organization and name (seeding).
+  readonly ensureConnection: (input: NewConnection) => Effect.Effect<Connection, StoreError>
+  readonly connection: (id: number) => Effect.Effect<Option.Option<Connection>, StoreError>
+  readonly listConnections: (query: ConnectionQuery) => Effect.Effect<Page<Connection>, StoreError>
+  readonly updateConnection: (id: number, patch: ConnectionPatch) => Effect.Effect<Option.Option<Connection>, StoreError>
+  /** Deletes it; its data sources stay, without a connection. */
+  readonly deleteConnection: (id: number) => Effect.Effect<void, StoreError>
+
+  // Metrics. Deleting a dataset (or its data source) deletes its metrics.
+  /** A new metric; its key is unique in the store (`custom_query_<n>`). */
+  readonly createMetric: (input: NewMetric) => Effect.Effect<Metric, StoreError>
+  readonly metric: (id: string) => Effect.Effect<Option.Option<Metric>, StoreError>
+  readonly listMetrics: (query: MetricQuery) => Effect.Effect<Page<Metric>, StoreError>
+  readonly updateMetric: (id: string, patch: MetricPatch) => Effect.Effect<Option.Option<Metric>, StoreError>
+  readonly deleteMetric: (id: string) => Effect.Effect<void, StoreError>
 
   // Ingestions: recorded with their records, claimed by workers under a lease, completed once.
   /** Records an accepted ingestion (`queued`) with the records it carries. */

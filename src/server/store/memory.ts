@@ -15,11 +15,13 @@ import { planRows } from "./internal/rows.js"
 import {
   type Account,
   type ClaimedIngestion,
+  type Connection,
   type DataSource,
   type Dataset,
   IdempotencyKeyReused,
   type Ingestion,
   type ListQuery,
+  type Metric,
   type Organization,
   type Page,
   type Slice,
@@ -89,6 +91,8 @@ export const make = (): Effect.Effect<StoreService> =>
     const ingestions = new Map<string, Ingestion>()
     const pending = new Map<string, Pending>()
     const idempotency = new Map<string, IdempotencyEntry>()
+    const metrics = new Map<string, Metric>()
+    const connections = new Map<number, Connection>()
     const counter = () => {
       let next = 1
       return () => next++
@@ -99,12 +103,15 @@ export const make = (): Effect.Effect<StoreService> =>
     // Data sources and datasets draw their (v2) numbers from one id space, as on the service.
     const entityIds = counter()
     const datasetsByNumber = new Map<number, string>()
+    const metricKeys = counter()
+    const connectionIds = counter()
 
     const removeDataset = (id: string) => {
       const number = datasets.get(id)?.number
       if (number !== undefined) datasetsByNumber.delete(number)
       datasets.delete(id)
       storedRows.delete(id)
+      for (const metric of metrics.values()) if (metric.datasetId === id) metrics.delete(metric.id)
       for (const ingestion of ingestions.values()) {
         if (ingestion.datasetId === id) {
           ingestions.delete(ingestion.id)
@@ -163,6 +170,12 @@ export const make = (): Effect.Effect<StoreService> =>
       ...dataSource,
       lastActivityAt: dataSourceActivity(dataSource)
     })
+
+    const withCount = (connection: Connection): Connection => {
+      let dataSourcesCount = 0
+      for (const source of dataSources.values()) if (source.connectionId === connection.id) dataSourcesCount++
+      return { ...connection, dataSourcesCount }
+    }
 
     const holds = (claim: ClaimedIngestion) => pending.get(claim.ingestion.id)?.owner === claim.owner
 
@@ -224,6 +237,7 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const dataSource: DataSource = {
             ...input,
+            connectionId: input.connectionId ?? null,
             id: entityIds(),
             createdAt: isoTimestamp(now),
             lastActivityAt: null
@@ -238,7 +252,9 @@ export const make = (): Effect.Effect<StoreService> =>
             dataSources.values(),
             query,
             dataSourceActivity,
-            (d) => query.accountId === undefined || d.accountId === query.accountId
+            (d) =>
+              (query.accountId === undefined || d.accountId === query.accountId) &&
+              (query.connectionId === undefined || d.connectionId === query.connectionId)
           )
           return { ...page, items: page.items.map(withActivity) }
         }),
@@ -336,6 +352,73 @@ export const make = (): Effect.Effect<StoreService> =>
             query
           )
         }),
+
+      ensureConnection: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const existing = [...connections.values()].find((c) => c.organizationId === input.organizationId && c.name === input.name)
+          if (existing !== undefined) return withCount(existing)
+          const connection: Connection = { ...input, id: connectionIds(), createdAt: isoTimestamp(now), dataSourcesCount: 0 }
+          connections.set(connection.id, connection)
+          return connection
+        }),
+      connection: (id) => Effect.sync(() => Option.map(Option.fromNullable(connections.get(id)), withCount)),
+      listConnections: (query) =>
+        Effect.sync(() => {
+          const visible = [...connections.values()].filter((c) =>
+            canSee(query.viewer, { ...c, createdBy: c.managedBy ?? { id: -1 } }) && matchesSearch(c.name, query.search)
+          )
+          const page = slice(visible, query)
+          return { ...page, items: page.items.map(withCount) }
+        }),
+      updateConnection: (id, patch) =>
+        Effect.sync(() => {
+          const connection = connections.get(id)
+          if (connection === undefined) return Option.none()
+          const updated = { ...connection, ...patch }
+          connections.set(id, updated)
+          return Option.some(withCount(updated))
+        }),
+      deleteConnection: (id) =>
+        Effect.sync(() => {
+          connections.delete(id)
+          for (const source of dataSources.values()) {
+            if (source.connectionId === id) dataSources.set(source.id, { ...source, connectionId: null })
+          }
+        }),
+
+      createMetric: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const metric: Metric = {
+            ...input,
+            id: `${input.dataSourceId}|custom_query_${metricKeys()}`,
+            createdAt: isoTimestamp(now)
+          }
+          metrics.set(metric.id, metric)
+          return metric
+        }),
+      metric: (id) => Effect.sync(() => Option.fromNullable(metrics.get(id))),
+      listMetrics: (query) =>
+        Effect.sync(() => {
+          const search = query.search?.toLowerCase()
+          const matching = [...metrics.values()].filter((m) => {
+            const dataset = datasets.get(m.datasetId)
+            return dataset !== undefined && canSee(query.viewer, dataset) &&
+              (query.dataSourceId === undefined || m.dataSourceId === query.dataSourceId) &&
+              (query.datasetId === undefined || m.datasetId === query.datasetId) &&
+              (search === undefined || m.name.toLowerCase().includes(search) || m.id.toLowerCase().includes(search))
+          })
+          const sort = query.sort
+          return slice(sort === undefined ? matching : sortedBy(matching, (m) => m[sort.by], sort.order), query)
+        }),
+      updateMetric: (id, patch) =>
+        Effect.sync(() => {
+          const metric = metrics.get(id)
+          if (metric === undefined) return Option.none()
+          const updated = { ...metric, ...patch }
+          metrics.set(id, updated)
+          return Option.some(updated)
+        }),
+      deleteMetric: (id) => Effect.sync(() => void metrics.delete(id)),
 
       createIngestion: (input, records) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {

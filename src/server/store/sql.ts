@@ -35,6 +35,7 @@ import { keysOf, planRows } from "./internal/rows.js"
 import {
   type Account,
   type ClaimedIngestion,
+  type Connection,
   type DataSource,
   type Dataset,
   type DatasetStats,
@@ -42,6 +43,7 @@ import {
   type Ingestion,
   type IngestionStatus,
   type ListQuery,
+  type Metric,
   type Organization,
   type Slice,
   Store,
@@ -109,9 +111,11 @@ interface DataSourceRecord {
   readonly sync_interval: number | null
   readonly permissions: DataSource["permissions"]
   readonly last_activity_at: string | null
+  readonly connection_id: number | null
 }
 
 const toDataSource = (r: DataSourceRecord): DataSource => ({
+  connectionId: r.connection_id,
   id: r.id,
   organizationId: r.organization_id,
   accountId: r.account_id,
@@ -191,6 +195,67 @@ interface IngestionRecord {
   readonly failure: string | null
 }
 
+interface ConnectionRecord {
+  readonly id: number
+  readonly organization_id: number
+  readonly name: string
+  readonly integration_key: string | null
+  readonly managed_by: Connection["managedBy"]
+  readonly shared_with_accounts: boolean
+  readonly permissions: Connection["permissions"]
+  readonly created_at: string | null
+  readonly status: Connection["status"]
+  readonly data_sources_count: number
+}
+
+const toConnection = (r: ConnectionRecord): Connection => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  name: r.name,
+  integrationKey: r.integration_key,
+  managedBy: r.managed_by,
+  sharedWithAccounts: r.shared_with_accounts,
+  permissions: r.permissions,
+  createdAt: r.created_at,
+  status: r.status,
+  dataSourcesCount: r.data_sources_count
+})
+
+interface MetricRecord {
+  readonly id: string
+  readonly organization_id: number
+  readonly data_source_id: number
+  readonly dataset_id: string
+  readonly name: string
+  readonly measure: Metric["measure"]
+  readonly date: Metric["date"]
+  readonly aggregation_function: Metric["aggregationFunction"]
+  readonly dimensions: Metric["dimensions"]
+  readonly filters: Metric["filters"]
+  readonly verification: Metric["verification"]
+  readonly created_at: string
+  readonly created_by: Metric["createdBy"]
+}
+
+const toMetric = (r: MetricRecord): Metric => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  dataSourceId: r.data_source_id,
+  datasetId: r.dataset_id,
+  name: r.name,
+  measure: r.measure,
+  date: r.date,
+  aggregationFunction: r.aggregation_function,
+  dimensions: r.dimensions,
+  filters: r.filters,
+  verification: r.verification,
+  createdAt: r.created_at,
+  createdBy: r.created_by
+})
+
+const metricColumns = "m.id, m.organization_id, m.data_source_id, m.dataset_id, m.name, m.measure, m.date, " +
+  "m.aggregation_function, m.dimensions, m.filters, m.verification, m.created_at, m.created_by"
+
 const toIngestion = (r: IngestionRecord): Ingestion => ({
   id: r.id,
   datasetId: r.dataset_id,
@@ -247,7 +312,7 @@ export const make = Effect.gen(function*() {
   /** A data source with the newest ingestion into any of its datasets. */
   const dataSourceSelect = sql`
     SELECT s.id, s.organization_id, s.account_id, s.name, s.timezone, s.created_at, s.key, s.created_by,
-      s.sync_interval, s.permissions,
+      s.sync_interval, s.permissions, s.connection_id,
       (SELECT max(l.initiated_at) FROM datasets d CROSS JOIN LATERAL (
         SELECT i.initiated_at FROM ingestions i WHERE i.dataset_id = d.id ORDER BY i.seq DESC LIMIT 1
       ) l WHERE d.data_source_id = s.id) AS last_activity_at
@@ -284,6 +349,21 @@ export const make = Effect.gen(function*() {
       : sql.literal(lastActivity)
     return sql`${value} ${direction(sort.order)}, ${sql.literal(storageOrder)}`
   }
+
+  const connectionSelect = sql`
+    SELECT c.id, c.organization_id, c.name, c.integration_key, c.managed_by, c.shared_with_accounts, c.permissions,
+      c.created_at, c.status,
+      (SELECT count(*)::int FROM data_sources s WHERE s.connection_id = c.id) AS data_sources_count
+    FROM connections c`
+
+  /** `canSee` for connections: their manager stands for the creator. */
+  const visibleConnection = (viewer: ListQuery["viewer"]): Fragment =>
+    sql`c.organization_id = ${viewer.organizationId} AND (
+      ${viewer.role} = 'admin'
+      OR (c.managed_by->>'id')::int = ${viewer.userId}
+      OR c.permissions->>'accessLevel' = 'everyone'
+      OR (c.permissions->>'accessLevel' = 'selectedUsers'
+        AND c.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
 
   const byId = <R, A>(rows: ReadonlyArray<R>, f: (r: R) => A) => Option.map(Option.fromNullable(rows[0]), f)
 
@@ -425,17 +505,25 @@ export const make = Effect.gen(function*() {
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
           sql<{ id: number }>`INSERT INTO data_sources
-            (organization_id, account_id, name, timezone, created_at, key, created_by, sync_interval, permissions)
+            (organization_id, account_id, name, timezone, created_at, key, created_by, sync_interval, permissions, connection_id)
             VALUES (${input.organizationId}, ${input.accountId}, ${input.name}, ${input.timezone}, ${isoTimestamp(now)},
-              ${input.key}, ${json(input.createdBy)}::jsonb, ${input.syncInterval}, ${json(input.permissions)}::jsonb)
+              ${input.key}, ${json(input.createdBy)}::jsonb, ${input.syncInterval}, ${json(input.permissions)}::jsonb,
+              ${input.connectionId ?? null})
             RETURNING id`,
-          ([r]): DataSource => ({ ...input, id: r!.id, createdAt: isoTimestamp(now), lastActivityAt: null })
+          ([r]): DataSource => ({
+            ...input,
+            connectionId: input.connectionId ?? null,
+            id: r!.id,
+            createdAt: isoTimestamp(now),
+            lastActivityAt: null
+          })
         ))),
     dataSource: (id) =>
       storeCall(Effect.map(sql<DataSourceRecord>`${dataSourceSelect} WHERE s.id = ${id}`, (rows) => byId(rows, toDataSource))),
     listDataSources: (query) => {
       const where = sql`${visibleTo("s", query.viewer)} AND ${searchIn("s", query.search)}
-        AND ${query.accountId === undefined ? sql`true` : sql`s.account_id = ${query.accountId}`}`
+        AND ${query.accountId === undefined ? sql`true` : sql`s.account_id = ${query.accountId}`}
+        AND ${query.connectionId === undefined ? sql`true` : sql`s.connection_id = ${query.connectionId}`}`
       return storeCall(Effect.all({
         items: Effect.map(
           sql<DataSourceRecord>`SELECT * FROM (${dataSourceSelect}) s WHERE ${where}
@@ -558,6 +646,108 @@ export const make = Effect.gen(function*() {
         )
       })))
     },
+
+    ensureConnection: (input) =>
+      storeCall(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const [row] = yield* sql<{ id: number }>`INSERT INTO connections
+            (organization_id, name, integration_key, managed_by, shared_with_accounts, permissions, created_at, status)
+          VALUES (${input.organizationId}, ${input.name}, ${input.integrationKey},
+            ${input.managedBy === null ? null : json(input.managedBy)}::jsonb, ${input.sharedWithAccounts},
+            ${json(input.permissions)}::jsonb, ${isoTimestamp(now)}, ${input.status})
+          ON CONFLICT (organization_id, name) DO UPDATE SET name = excluded.name
+          RETURNING id`
+        return Option.getOrThrow(yield* service.connection(row!.id))
+      })),
+    connection: (id) =>
+      storeCall(Effect.map(sql<ConnectionRecord>`${connectionSelect} WHERE c.id = ${id}`, (rows) => byId(rows, toConnection))),
+    listConnections: (query) => {
+      const where = sql`${visibleConnection(query.viewer)} AND ${searchIn("c", query.search)}`
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<ConnectionRecord>`${connectionSelect} WHERE ${where} ORDER BY c.id LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map(toConnection)
+        ),
+        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM connections c WHERE ${where}`, ([r]) => r!.total)
+      }))
+    },
+    updateConnection: (id, patch) =>
+      storeCall(Effect.gen(function*() {
+        const rows = yield* sql<{ id: number }>`UPDATE connections SET
+          name = coalesce(${patch.name ?? null}, name),
+          shared_with_accounts = coalesce(${patch.sharedWithAccounts ?? null}, shared_with_accounts),
+          permissions = coalesce(${patch.permissions === undefined ? null : json(patch.permissions)}::jsonb, permissions)
+          WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return Option.none()
+        return yield* service.connection(id)
+      })),
+    deleteConnection: (id) =>
+      storeCall(sql.withTransaction(Effect.asVoid(Effect.zipRight(
+        sql`UPDATE data_sources SET connection_id = NULL WHERE connection_id = ${id}`,
+        sql`DELETE FROM connections WHERE id = ${id}`
+      )))),
+
+    createMetric: (input) =>
+      storeCall(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const [next] = yield* sql<{ n: number }>`SELECT nextval(pg_get_serial_sequence('metrics', 'ordinal'))::float8 AS n`
+        const metric: Metric = { ...input, id: `${input.dataSourceId}|custom_query_${next!.n}`, createdAt: isoTimestamp(now) }
+        yield* sql`INSERT INTO metrics (id, ordinal, organization_id, data_source_id, dataset_id, name, measure, date,
+            aggregation_function, dimensions, filters, verification, created_at, created_by)
+          VALUES (${metric.id}, ${next!.n}, ${metric.organizationId}, ${metric.dataSourceId}, ${metric.datasetId}, ${metric.name},
+            ${json(metric.measure)}::jsonb, ${json(metric.date)}::jsonb, ${metric.aggregationFunction},
+            ${json(metric.dimensions)}::jsonb, ${metric.filters === null ? null : json(metric.filters)}::jsonb,
+            ${json(metric.verification)}::jsonb, ${metric.createdAt}, ${json(metric.createdBy)}::jsonb)`
+        return metric
+      })),
+    metric: (id) =>
+      storeCall(Effect.map(
+        sql<MetricRecord>`SELECT ${sql.literal(metricColumns)} FROM metrics m WHERE m.id = ${id}`,
+        (rows) => byId(rows, toMetric)
+      )),
+    listMetrics: (query) => {
+      // Seen with their dataset: the dataset's visibility decides.
+      const where = sql`${visibleTo("d", query.viewer)}
+        AND ${query.dataSourceId === undefined ? sql`true` : sql`m.data_source_id = ${query.dataSourceId}`}
+        AND ${query.datasetId === undefined ? sql`true` : sql`m.dataset_id = ${query.datasetId}`}
+        AND ${
+        query.search === undefined
+          ? sql`true`
+          : sql`(strpos(lower(m.name), lower(${query.search})) > 0 OR strpos(lower(m.id), lower(${query.search})) > 0)`
+      }`
+      const sort = query.sort
+      const order = sort === undefined
+        ? sql.literal("m.ordinal")
+        : sql`${sql.literal(sort.by === "name" ? "m.name COLLATE tributary_base" : "m.created_at")} ${direction(sort.order)}, m.ordinal`
+      return storeCall(Effect.all({
+        items: Effect.map(
+          sql<MetricRecord>`SELECT ${sql.literal(metricColumns)} FROM metrics m JOIN datasets d ON d.id = m.dataset_id
+            WHERE ${where} ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+          (rows) => rows.map(toMetric)
+        ),
+        totalItems: Effect.map(
+          sql<{ total: number }>`SELECT count(*)::int AS total FROM metrics m JOIN datasets d ON d.id = m.dataset_id WHERE ${where}`,
+          ([r]) => r!.total
+        )
+      }))
+    },
+    updateMetric: (id, patch) =>
+      storeCall(Effect.gen(function*() {
+        const jsonOrKeep = (value: unknown, column: string) =>
+          value === undefined ? sql.literal(column) : sql`${value === null ? null : json(value)}::jsonb`
+        const rows = yield* sql<{ id: string }>`UPDATE metrics SET
+          name = coalesce(${patch.name ?? null}, name),
+          measure = ${jsonOrKeep(patch.measure, "measure")},
+          date = ${jsonOrKeep(patch.date, "date")},
+          aggregation_function = coalesce(${patch.aggregationFunction ?? null}, aggregation_function),
+          dimensions = ${jsonOrKeep(patch.dimensions, "dimensions")},
+          filters = ${jsonOrKeep(patch.filters, "filters")},
+          verification = ${jsonOrKeep(patch.verification, "verification")}
+          WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return Option.none()
+        return yield* service.metric(id)
+      })),
+    deleteMetric: (id) => storeCall(Effect.asVoid(sql`DELETE FROM metrics WHERE id = ${id}`)),
 
     createIngestion: (input, records) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {

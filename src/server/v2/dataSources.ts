@@ -9,7 +9,7 @@ import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { idempotent } from "../idempotency.js"
 import { present } from "../errors.js"
-import { pageView, sliceOf } from "../paging.js"
+import { pageView } from "../paging.js"
 import { respond } from "../request.js"
 import {
   createDataSource,
@@ -37,7 +37,7 @@ const listItem = (d: DataSource) => ({
   id: d.id,
   name: d.name,
   integrationKey: d.key,
-  connectionId: null,
+  connectionId: d.connectionId,
   createdAt: d.createdAt,
   lastActivityAt: d.lastActivityAt,
   timezone: d.timezone,
@@ -58,12 +58,7 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
   handlers
     .handle("list", ({ urlParams }) =>
       CurrentPrincipal.pipe(
-        Effect.flatMap((principal) =>
-          // Only API data sources exist here: a connection filter matches none of them.
-          urlParams.connectionId === undefined
-            ? listDataSources(principal, urlParams)
-            : Effect.succeed({ ...sliceOf(urlParams), found: { items: [], totalItems: 0 } })
-        ),
+        Effect.flatMap((principal) => listDataSources(principal, urlParams)),
         Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
         present
       ))
@@ -76,7 +71,8 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
             accountId: headers["x-account-id"],
             name: payload.name,
             timezone: payload.timezone,
-            integrationKey: payload.integrationKey
+            integrationKey: payload.integrationKey,
+            connectionId: payload.connectionId
           }).pipe(Effect.flatMap(respondDetail))
         )).pipe(present))
     .handle("get", ({ path }) =>

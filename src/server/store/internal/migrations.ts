@@ -130,6 +130,47 @@ const numericIds = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * Metrics and connections. Custom metrics: the definition as JSON columns, keyed by `<dataSourceId>|custom_query_<n>`
+ * (`n` from `ordinal`, which also keeps creation order); deleted with their dataset.
+ */
+const metrics = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    sql`CREATE TABLE metrics (
+      id text PRIMARY KEY,
+      ordinal bigserial NOT NULL,
+      organization_id int NOT NULL,
+      data_source_id int NOT NULL,
+      dataset_id uuid NOT NULL REFERENCES datasets ON DELETE CASCADE,
+      name text NOT NULL,
+      measure jsonb NOT NULL,
+      date jsonb NOT NULL,
+      aggregation_function text NOT NULL,
+      dimensions jsonb NOT NULL,
+      filters jsonb,
+      verification jsonb NOT NULL,
+      created_at text NOT NULL,
+      created_by jsonb NOT NULL
+    )`,
+    sql`CREATE INDEX metrics_organization ON metrics (organization_id, ordinal)`,
+    sql`CREATE INDEX metrics_dataset ON metrics (dataset_id)`,
+    // Connections, and the data sources that sync through one.
+    sql`CREATE TABLE connections (
+      id serial PRIMARY KEY,
+      organization_id int NOT NULL,
+      name text NOT NULL,
+      integration_key text,
+      managed_by jsonb,
+      shared_with_accounts boolean NOT NULL,
+      permissions jsonb NOT NULL,
+      created_at text,
+      status text NOT NULL,
+      UNIQUE (organization_id, name)
+    )`,
+    sql`ALTER TABLE data_sources ADD COLUMN connection_id int`,
+    sql`CREATE INDEX data_sources_connection ON data_sources (connection_id) WHERE connection_id IS NOT NULL`
+  ], { discard: true, concurrency: 1 }))
+
+/**
  * Dataset modifications (calculated columns, filters, display names, data types, order,
  * visibility): one `jsonb` document per dataset, read with the dataset, since every reader of
  * its rows needs it.
@@ -146,6 +187,6 @@ const modifications = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 export const migrations = {
   "1_initial": initial,
   "2_numeric_ids": numericIds,
-  // 3 is taken by the metrics tables.
+  "3_metrics_connections": metrics,
   "4_modifications": modifications
 }

@@ -511,7 +511,10 @@ export interface StoreService {
   ) => Effect.Effect<Account, StoreError>
   readonly ensureUser: (
     organizationId: number,
-    user: Pick<User, "name" | "email" | "role"> & Partial<Pick<User, "timezone" | "metadata">>
+    user: Pick<User, "name" | "email" | "role"> & {
+      readonly timezone?: string | null | undefined
+      readonly metadata?: UserMetadata | null | undefined
+    }
   ) => Effect.Effect<User, StoreError>
   readonly ensureApiKey: (key: string, userId: number) => Effect.Effect<void, StoreError>
   /** The key's user; their default account is the first account of their organization. */

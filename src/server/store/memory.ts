@@ -227,10 +227,11 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const existing = [...users.values()].find((u) => u.organizationId === organizationId && u.email === input.email)
           const user: User = {
-            timezone: null,
-            metadata: null,
-            ...existing,
-            ...input,
+            name: input.name,
+            email: input.email,
+            role: input.role,
+            timezone: input.timezone ?? existing?.timezone ?? null,
+            metadata: input.metadata ?? existing?.metadata ?? null,
             id: existing?.id ?? userIds(),
             organizationId,
             createdAt: existing?.createdAt ?? isoTimestamp(now),

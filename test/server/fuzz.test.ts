@@ -194,7 +194,7 @@ const bodiesFor = (route: Route, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
  * between runs): mostly that id, else a bad or unknown one.
  */
 const paramValue = (kind: keyof Fixture): fc.Arbitrary<(valid: string) => string> => {
-  const integer = kind === "accountId" || kind === "dataSourceId"
+  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "spareAccountId" || kind === "userId"
   const derived: ReadonlyArray<(v: string) => string> = integer
     ? [
       (v) => `0${v}`,
@@ -334,7 +334,14 @@ const validPayloads = (route: Route): fc.Arbitrary<unknown> =>
       )
   })
 
-const sentinelFixture: Fixture = { accountId: accountSentinel, dataSourceId: dataSourceSentinel, datasetId: "", ingestionId: "" }
+const sentinelFixture: Fixture = {
+  accountId: accountSentinel,
+  dataSourceId: dataSourceSentinel,
+  datasetId: "",
+  ingestionId: "",
+  spareAccountId: 0,
+  userId: 0
+}
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
   typeof body === "string"
@@ -481,7 +488,13 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2DatasetSettings.setTimezone": () => ({ timezone: "UTC" }),
   "v2DatasetSettings.setPermissions": () => ({ accessLevel: "everyone" }),
   "v2DatasetSettings.setVerification": () => ({ isVerified: true }),
-  "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 })
+  "v2DatasetSettings.setSyncFrequency": () => ({ syncInterval: 60 }),
+  "v2Organization.update": () => ({ companyName: "Valid" }),
+  "v2Accounts.create": () => ({ name: "Valid" }),
+  "v2Accounts.update": () => ({ name: "Valid" }),
+  "v2Users.create": () => ({ email: "valid@acme.test", role: "viewer" }),
+  "v2Users.update": () => ({ name: "Valid" }),
+  "v2Profile.update": () => ({ timezone: "UTC" })
 }
 
 /** A fresh fixture, the route's path to it, and a request helper that also checks nothing was stored when refused. */

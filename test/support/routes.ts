@@ -52,6 +52,10 @@ export interface Fixture {
   readonly dataSourceId: number
   readonly datasetId: string
   readonly ingestionId: string
+  /** A client account of its own, holding nothing (`/v2/accounts/:id`). */
+  readonly spareAccountId: number
+  /** A viewer invited for it (`/v2/users/:id`). */
+  readonly userId: number
 }
 
 /** The path parameters of a template, in order (`["id", "ingestionId"]`). */
@@ -62,6 +66,10 @@ export const pathParams = (template: string): ReadonlyArray<string> =>
 export const paramKind = (template: string, param: string): keyof Fixture =>
   param === "accountId"
     ? "accountId"
+    : param === "id" && template.startsWith("/v2/accounts")
+    ? "spareAccountId"
+    : param === "id" && template.startsWith("/v2/users")
+    ? "userId"
     : param === "dataSourceId" || (param === "id" && template.startsWith("/v2/data-sources"))
     ? "dataSourceId"
     : param === "ingestionId"
@@ -169,11 +177,14 @@ export const expectWellFormed = (answer: Answer, context: string) => {
 export const firstProblem = (answer: Answer): { code: string; message: string; field: string | null; type: string } =>
   answer.json?.errors?.[0] ?? { code: "", message: "", field: null, type: "" }
 
+let fixtures = 0
+
 /**
  * A data source and a dataset (`id` number key, `name` string) in it, both called `name`,
- * and one ingestion of it, made through the API with `key`.
+ * and one ingestion of it, made through the API with `key`; a spare account and an invited
+ * viewer, made with `adminKey`.
  */
-export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixture, never, ServerUrl> =>
+export const makeFixture = (key: string, name = "Fixture", adminKey = "acme-admin"): Effect.Effect<Fixture, never, ServerUrl> =>
   Effect.gen(function*() {
     const ok = (answer: Answer, what: string) => {
       expect(answer.status, `${what}: ${answer.text.slice(0, 300)}`).toBe(200)
@@ -209,7 +220,28 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       }),
       "ingest"
     )
-    return { accountId, dataSourceId: dataSource.data.id, datasetId, ingestionId: ingestion.data.ingestionId }
+    const serial = `${process.pid}-${++fixtures}`
+    const spare = ok(
+      yield* call({ method: "POST", path: "/v2/accounts", key: adminKey, body: JSON.stringify({ name: `Spare ${serial}` }) }),
+      "account"
+    )
+    const user = ok(
+      yield* call({
+        method: "POST",
+        path: "/v2/users",
+        key: adminKey,
+        body: JSON.stringify({ email: `fixture-${serial}@acme.test`, role: "viewer" })
+      }),
+      "user"
+    )
+    return {
+      accountId,
+      dataSourceId: dataSource.data.id,
+      datasetId,
+      ingestionId: ingestion.data.ingestionId,
+      spareAccountId: spare.data.id,
+      userId: user.data.id
+    }
   })
 
 /** Waits until an ingestion (of any dataset) is terminal, so that rows and counts settle. */

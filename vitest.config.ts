@@ -6,6 +6,7 @@ const serverSuites = [
   "test/server/v2.test.ts",
   "test/server/v2-dataset-settings.test.ts",
   "test/server/v2-properties.test.ts",
+  "test/server/v2-organization.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",
   "test/server/hostile.test.ts",

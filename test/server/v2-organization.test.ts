@@ -3,10 +3,12 @@
  * through the typed client against a reference server (on the memory or Postgres store).
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
 import { allAccounts, allActivity, allInvoices, allUsers } from "../../src/client/index.js"
-import type { Seed } from "../../src/server/seed.js"
+import { applySeed, type Seed } from "../../src/server/seed.js"
+import { Store } from "../../src/server/store/Store.js"
 import { clientFor, rawRequest, serverLayer } from "../support/server.js"
+import { storeLayer, testStoreKind } from "../support/stores.js"
 
 /** The `_tag`, first `code` and first `field` of a failed call. */
 const failure = <A, E extends { readonly _tag: string }>(call: Effect.Effect<A, E>) =>
@@ -448,5 +450,24 @@ layer(serverLayer({ seed: limitedSeed }), { excludeTestServices: true })("v2 lim
         pagination: { page: 1, pageSize: 1, totalItems: 2 }
       })
       expect(Chunk.size(yield* Stream.runCollect(allInvoices(admin)))).toBe(2)
+    }))
+})
+
+layer(storeLayer(testStoreKind()), { excludeTestServices: true })("seeding the organization's data", (it) => {
+  it.effect("is idempotent: the same ids, plan and limits; API changes to profiles survive a new start", () =>
+    Effect.gen(function*() {
+      const store = yield* Store
+      yield* applySeed(limitedSeed)
+      // Ensuring an existing organization returns it as it is.
+      const first = yield* store.ensureOrganization("Tiny")
+      const users = yield* store.users(first.id)
+      yield* store.updateOrganization(first.id, { profile: { ...first.profile, companyName: "Tiny GmbH" } })
+      yield* applySeed(limitedSeed)
+      const again = Option.getOrThrow(yield* store.organization(first.id))
+      expect(again.plan).toEqual(first.plan)
+      expect(again.limits).toEqual({ users: 3, dataSources: 1, accounts: 1 })
+      expect(again.profile.companyName).toBe("Tiny GmbH")
+      expect((yield* store.users(first.id)).map((u) => [u.id, u.email, u.timezone])).toEqual(users.map((u) => [u.id, u.email, u.timezone]))
+      expect((yield* store.invoices(first.id, { offset: 0, limit: 10 })).totalItems).toBe(2)
     }))
 })

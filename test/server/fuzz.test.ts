@@ -469,6 +469,8 @@ const withBody = routes.filter((route) => Option.isSome(route.payload))
 const ingestRoutes = withBody.filter((route) => route.path.endsWith("/data"))
 const decodedBodies = withBody.filter((route) => !route.path.endsWith("/data"))
 
+let invitations = 0
+
 /** A body the route accepts for the fixture (its happy path), used as the base of each decision test. */
 const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v1DataSources.createDataSource": () => ({ title: "Valid" }),
@@ -492,7 +494,8 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2Organization.update": () => ({ companyName: "Valid" }),
   "v2Accounts.create": () => ({ name: "Valid" }),
   "v2Accounts.update": () => ({ name: "Valid" }),
-  "v2Users.create": () => ({ email: "valid@acme.test", role: "viewer" }),
+  // Emails are unique per organization: a fresh one for each case.
+  "v2Users.create": () => ({ email: `valid-${++invitations}@acme.test`, role: "viewer" }),
   "v2Users.update": () => ({ name: "Valid" }),
   "v2Profile.update": () => ({ timezone: "UTC" })
 }

@@ -3,7 +3,9 @@
  *
  * @since 0.1.0
  */
+import { Effect } from "effect"
 import { DefaultPageSize, MaxPageSize } from "../api/v2/common.js"
+import { respond } from "./request.js"
 import type { Page, Slice } from "./store/Store.js"
 
 /** @since 0.1.0 */
@@ -49,3 +51,17 @@ export const pageView = <A, B>(
   items: page.items.map(item),
   pagination: { page: request.page, pageSize: request.pageSize, totalItems: page.totalItems }
 })
+
+/**
+ * A v2 list answer: the page `fetch` finds for the request's slice, each item shown by `item`.
+ *
+ * @since 0.1.0
+ */
+export const respondPage = <A, B, E, R>(
+  request: PageRequest,
+  fetch: (slice: Slice) => Effect.Effect<Page<A>, E, R>,
+  item: (a: A) => B
+) => {
+  const { page, pageSize, slice } = sliceOf(request)
+  return Effect.flatMap(fetch(slice), (found) => respond("success", { data: pageView(found, { page, pageSize }, item) }))
+}

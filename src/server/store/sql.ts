@@ -442,9 +442,32 @@ export const make = Effect.gen(function*() {
       )
     })
 
+  /** A page of `table`'s rows matching `where`, in `order`, with the total. */
+  const pageOf = <R extends object, A>(
+    table: string,
+    columns: Fragment,
+    where: Fragment,
+    order: Fragment,
+    { limit, offset }: Slice,
+    to: (r: R) => A
+  ) =>
+    storeCall(Effect.all({
+      items: Effect.map(
+        sql<R>`SELECT ${columns} FROM ${sql.literal(table)} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+        (rows) => rows.map(to)
+      ),
+      totalItems: Effect.map(
+        sql<{ total: number }>`SELECT count(*)::int AS total FROM ${sql.literal(table)} WHERE ${where}`,
+        ([r]) => r!.total
+      )
+    }))
+
   const organizationColumns = sql.literal("id, name, profile, plan, limits")
   const accountColumns = sql.literal("id, organization_id, name, account_type, company_name, website_url, managed_by, created_at")
   const userColumns = sql.literal("id, organization_id, name, email, role, timezone, created_at, metadata, email_verified")
+  const activityColumns = sql.literal(
+    "id::float8 AS id, organization_id, action, created_at, is_system, resource_type, resource_id, user_ref, details"
+  )
 
   /**
    * `change` unless it removes or demotes (`demotes`) the last admin of the user's organization.
@@ -596,14 +619,7 @@ export const make = Effect.gen(function*() {
             : "(managed_by->>'name') COLLATE tributary_base"
         )
       } ${direction(sort.order)}, id`
-      return storeCall(Effect.all({
-        items: Effect.map(
-          sql<AccountRecord>`SELECT ${accountColumns} FROM accounts WHERE ${where}
-            ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
-          (rows) => rows.map(toAccount)
-        ),
-        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM accounts WHERE ${where}`, ([r]) => r!.total)
-      }))
+      return pageOf("accounts", accountColumns, where, order, query, toAccount)
     },
     updateAccount: (id, patch) =>
       storeCall(Effect.map(
@@ -651,14 +667,7 @@ export const make = Effect.gen(function*() {
       const order = sort === undefined ? sql.literal("id") : sql`${
         sql.literal(sort.by === "createdAt" ? "created_at" : `${sort.by} COLLATE tributary_base`)
       } ${direction(sort.order)}, id`
-      return storeCall(Effect.all({
-        items: Effect.map(
-          sql<UserRecord>`SELECT ${userColumns} FROM users WHERE ${where}
-            ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
-          (rows) => rows.map(toUser)
-        ),
-        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM users WHERE ${where}`, ([r]) => r!.total)
-      }))
+      return pageOf("users", userColumns, where, order, query, toUser)
     },
     updateUser: (id, patch) =>
       guardLastAdmin(id, patch.role !== undefined && patch.role !== "admin", () =>
@@ -693,15 +702,7 @@ export const make = Effect.gen(function*() {
           OR strpos(lower(coalesce(resource_id, '')), lower(${query.search})) > 0
           OR strpos(lower(coalesce(user_ref->>'name', '')), lower(${query.search})) > 0)`
       }`
-      return storeCall(Effect.all({
-        items: Effect.map(
-          sql<ActivityRecord>`SELECT id::float8 AS id, organization_id, action, created_at, is_system, resource_type,
-              resource_id, user_ref, details
-            FROM activity_log WHERE ${where} ORDER BY id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
-          (rows) => rows.map(toActivity)
-        ),
-        totalItems: Effect.map(sql<{ total: number }>`SELECT count(*)::int AS total FROM activity_log WHERE ${where}`, ([r]) => r!.total)
-      }))
+      return pageOf("activity_log", activityColumns, where, sql.literal("id DESC"), query, toActivity)
     },
 
     createDataSource: (input) =>

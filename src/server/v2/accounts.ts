@@ -9,7 +9,7 @@ import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { present } from "../errors.js"
 import { idempotent } from "../idempotency.js"
-import { pageView, sliceOf } from "../paging.js"
+import { respondPage } from "../paging.js"
 import { respond } from "../request.js"
 import { createAccount, deleteAccount, listAccountPage, updateAccount, visibleAccount } from "../services/accounts.js"
 import type { Account } from "../store/Store.js"
@@ -25,11 +25,7 @@ export const V2AccountsLive = HttpApiBuilder.group(TributaryApi, "v2Accounts", (
   handlers
     .handle("list", ({ urlParams }) =>
       CurrentPrincipal.pipe(
-        Effect.flatMap((p) => {
-          const { page, pageSize, slice } = sliceOf(urlParams)
-          return Effect.map(listAccountPage(p, urlParams, slice), (found) => pageView(found, { page, pageSize }, listItem))
-        }),
-        Effect.flatMap((data) => respond("success", { data })),
+        Effect.flatMap((p) => respondPage(urlParams, (slice) => listAccountPage(p, urlParams, slice), listItem)),
         present
       ))
     .handle("create", ({ headers, payload }) =>

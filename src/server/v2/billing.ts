@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { present } from "../errors.js"
-import { pageView, sliceOf } from "../paging.js"
+import { respondPage } from "../paging.js"
 import { respond } from "../request.js"
 import { billing, invoices } from "../services/organization.js"
 
@@ -27,10 +27,6 @@ export const V2BillingLive = HttpApiBuilder.group(TributaryApi, "v2Billing", (ha
       ))
     .handle("invoices", ({ urlParams }) =>
       CurrentPrincipal.pipe(
-        Effect.flatMap((p) => {
-          const { page, pageSize, slice } = sliceOf(urlParams)
-          return Effect.map(invoices(p, slice), (found) => pageView(found, { page, pageSize }, (i) => i))
-        }),
-        Effect.flatMap((data) => respond("success", { data })),
+        Effect.flatMap((p) => respondPage(urlParams, (slice) => invoices(p, slice), (invoice) => invoice)),
         present
       )))

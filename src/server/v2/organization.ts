@@ -11,7 +11,7 @@ import { countries } from "../../countries.js"
 import { timezones } from "../../timezones.js"
 import { present } from "../errors.js"
 import { organizationOptions } from "../internal/catalogues.js"
-import { pageView, sliceOf } from "../paging.js"
+import { respondPage } from "../paging.js"
 import { respond } from "../request.js"
 import { activityLog, getOrganization, updateOrganization, usage } from "../services/organization.js"
 import type { ActivityEntry, Organization } from "../store/Store.js"
@@ -58,11 +58,7 @@ export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organiza
       ))
     .handle("activityLog", ({ urlParams }) =>
       CurrentPrincipal.pipe(
-        Effect.flatMap((p) => {
-          const { page, pageSize, slice } = sliceOf(urlParams)
-          return Effect.map(activityLog(p, urlParams, slice), (found) => pageView(found, { page, pageSize }, activityView))
-        }),
-        Effect.flatMap((data) => respond("success", { data })),
+        Effect.flatMap((p) => respondPage(urlParams, (slice) => activityLog(p, urlParams, slice), activityView)),
         present
       ))
     .handle("countries", () => respond("success", { data: { items: countries } }))

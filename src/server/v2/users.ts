@@ -10,7 +10,7 @@ import { CurrentPrincipal } from "../../api/security.js"
 import { present } from "../errors.js"
 import { idempotent } from "../idempotency.js"
 import { departments } from "../internal/catalogues.js"
-import { pageView, sliceOf } from "../paging.js"
+import { respondPage } from "../paging.js"
 import { respond } from "../request.js"
 import { ownOrganization } from "../services/organization.js"
 import { deleteUser, getUser, inviteUser, listUsers, profile, updateProfile, updateUser } from "../services/users.js"
@@ -36,11 +36,7 @@ export const V2UsersLive = HttpApiBuilder.group(TributaryApi, "v2Users", (handle
   handlers
     .handle("list", ({ urlParams }) =>
       CurrentPrincipal.pipe(
-        Effect.flatMap((p) => {
-          const { page, pageSize, slice } = sliceOf(urlParams)
-          return Effect.map(listUsers(p, urlParams, slice), (found) => pageView(found, { page, pageSize }, listItem))
-        }),
-        Effect.flatMap((data) => respond("success", { data })),
+        Effect.flatMap((p) => respondPage(urlParams, (slice) => listUsers(p, urlParams, slice), listItem)),
         present
       ))
     .handle("create", ({ headers, payload }) =>

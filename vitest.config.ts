@@ -8,6 +8,7 @@ const serverSuites = [
   "test/server/v2-modifications.test.ts",
   "test/server/v2-metrics.test.ts",
   "test/server/v2-properties.test.ts",
+  "test/server/v2-organization.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",
   "test/server/hostile.test.ts",

@@ -119,3 +119,40 @@ export const allRows = (
   pages((page) =>
     client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { ...params, pageSize: params.pageSize ?? 1000, page } })
   )
+
+/**
+ * Every account of the organization.
+ *
+ * @since 0.1.0
+ */
+export const allAccounts = (client: TributaryClientService, params: Omit<typeof V2.Accounts.AccountListParams.Type, "page"> = {}) =>
+  pages((page) => client.v2.v2Accounts.list({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))
+
+/**
+ * Every user of the organization (admins only).
+ *
+ * @since 0.1.0
+ */
+export const allUsers = (client: TributaryClientService, params: Omit<typeof V2.Users.UserListParams.Type, "page"> = {}) =>
+  pages((page) => client.v2.v2Users.list({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))
+
+/**
+ * The organization's activity log, newest first (admins only).
+ *
+ * @since 0.1.0
+ */
+export const allActivity = (
+  client: TributaryClientService,
+  params: Omit<typeof V2.Organization.ActivityLogParams.Type, "page"> = {}
+) =>
+  pages((page) =>
+    client.v2.v2Organization.activityLog({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } })
+  )
+
+/**
+ * Every invoice of the organization (admins only).
+ *
+ * @since 0.1.0
+ */
+export const allInvoices = (client: TributaryClientService, params: { readonly pageSize?: number | undefined } = {}) =>
+  pages((page) => client.v2.v2Billing.invoices({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))

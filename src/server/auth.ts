@@ -3,7 +3,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, FiberRef, Layer, Option, Redacted } from "effect"
+import { CurrentActor } from "./activity.js"
 import type { Unauthorized } from "../api/errors.js"
 import { ApiKeyAuth, type Principal, type Role } from "../api/security.js"
 import { Forbidden, toWireError } from "./errors.js"
@@ -44,7 +45,8 @@ export const ApiKeyAuthLive = Layer.effect(
   Effect.map(Store, (store) =>
     ApiKeyAuth.of({
       // A missing header arrives as an empty value, not as a failure.
-      apiKey: (key) => principalOf(store, Redacted.value(key))
+      // The principal is also kept for the activity log, which records after the handler.
+      apiKey: (key) => Effect.tap(principalOf(store, Redacted.value(key)), (principal) => FiberRef.set(CurrentActor, principal))
     }))
 )
 

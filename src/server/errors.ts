@@ -46,8 +46,52 @@ export class InvalidField extends Data.TaggedError("InvalidField")<{
   readonly message: string
 }> {}
 
+/**
+ * The request cannot be done in the resource's present state (an email already taken, the
+ * last admin, an account that still holds data sources); `code` names the case.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Conflict extends Data.TaggedError("Conflict")<{
+  readonly code: string
+  readonly field: string | null
+  readonly message: string
+}> {}
+
+/**
+ * The caller's role may act, but not with these values (an editor inviting an admin).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AccessDenied extends Data.TaggedError("AccessDenied")<{
+  readonly field: string
+  readonly message: string
+}> {}
+
+/**
+ * A creation past one of the organization's limits (`limits.users`, `limits.dataSources`,
+ * `limits.accounts` of the seed).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LimitReached extends Data.TaggedError("LimitReached")<{
+  readonly limit: "users" | "dataSources" | "accounts"
+  readonly allowed: number
+}> {}
+
 /** @since 0.1.0 */
-export type DomainError = NotFound | Forbidden | InvalidField | IdempotencyKeyReused | StoreError
+export type DomainError =
+  | NotFound
+  | Forbidden
+  | InvalidField
+  | Conflict
+  | AccessDenied
+  | LimitReached
+  | IdempotencyKeyReused
+  | StoreError
 
 /**
  * The wire errors a domain error can become, so that a handler's error type holds only the
@@ -58,6 +102,8 @@ export type DomainError = NotFound | Forbidden | InvalidField | IdempotencyKeyRe
 export type WireOf<E> = E extends NotFound ? Wire.NotFound
   : E extends Forbidden ? Wire.Forbidden
   : E extends InvalidField ? Wire.BadRequest
+  : E extends Conflict ? Wire.Conflict
+  : E extends AccessDenied | LimitReached ? Wire.Forbidden
   : E extends IdempotencyKeyReused ? Wire.Unprocessable
   : E extends StoreError ? Wire.ServiceUnavailable | Wire.InternalServerError
   : never
@@ -79,6 +125,17 @@ export const toWireError = <E extends DomainError>(error: E): Effect.Effect<neve
       })
     case "InvalidField":
       return failWith("BadRequest", { code: "invalid_input", field: error.field, message: error.message })
+    case "Conflict":
+      return failWith("Conflict", { code: error.code, field: error.field, message: error.message })
+    case "AccessDenied":
+      return failWith("Forbidden", { code: "access_denied", field: error.field, message: error.message })
+    case "LimitReached": {
+      const what = { users: "users", dataSources: "data sources", accounts: "accounts" }[error.limit]
+      return failWith("Forbidden", {
+        code: "limit_reached",
+        message: `the organization's limit of ${error.allowed} ${what} (limits.${error.limit}) is reached`
+      })
+    }
     case "IdempotencyKeyReused":
       return failWith("Unprocessable", {
         code: "idempotency_key_reused",

@@ -10,7 +10,8 @@ import { createHash } from "node:crypto"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect } from "effect"
+import { Effect, FiberRef } from "effect"
+import { Replayed } from "./activity.js"
 import { CurrentPrincipal } from "../api/security.js"
 import { Store } from "./store/Store.js"
 
@@ -61,7 +62,7 @@ export const idempotent = <A, E, R>(key: string | undefined, body: unknown, exec
       body,
       execute
     )
-    if (replayed) yield* markReplayed
+    if (replayed) yield* Effect.zipRight(markReplayed, FiberRef.set(Replayed, true))
     return answer
   })
 }

@@ -3,7 +3,9 @@
  *
  * @since 0.1.0
  */
+import { Effect } from "effect"
 import { DefaultPageSize, MaxPageSize } from "../api/v2/common.js"
+import { respond } from "./request.js"
 import type { Page, Slice } from "./store/Store.js"
 
 /** @since 0.1.0 */
@@ -58,4 +60,18 @@ export const pageView = <A, B>(
 export const pageOfItems = <A>(items: ReadonlyArray<A>, request: PageRequest) => {
   const { page, pageSize, slice } = sliceOf(request)
   return { items: items.slice(slice.offset, slice.offset + slice.limit), pagination: { page, pageSize, totalItems: items.length } }
+}
+
+/**
+ * A v2 list answer: the page `fetch` finds for the request's slice, each item shown by `item`.
+ *
+ * @since 0.1.0
+ */
+export const respondPage = <A, B, E, R>(
+  request: PageRequest,
+  fetch: (slice: Slice) => Effect.Effect<Page<A>, E, R>,
+  item: (a: A) => B
+) => {
+  const { page, pageSize, slice } = sliceOf(request)
+  return Effect.flatMap(fetch(slice), (found) => respond("success", { data: pageView(found, { page, pageSize }, item) }))
 }

@@ -9,15 +9,38 @@ import { Data, Effect, ParseResult, Schema } from "effect"
 import { Role } from "../api/security.js"
 import { DateRange } from "../api/v2/boards.js"
 import { AppliedFilters } from "../api/v2/metrics.js"
-import { Store, type StoreError } from "./store/Store.js"
+import { isTimezone } from "../timezones.js"
+import { defaultLimits, defaultPlan, Store, type StoreError } from "./store/Store.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
+
+const Nullable = Schema.NullOr(Schema.String)
 
 const SeedUser = Schema.Struct({
   name: NonEmpty,
   email: NonEmpty,
   role: Role,
-  apiKeys: Schema.Array(NonEmpty)
+  apiKeys: Schema.Array(NonEmpty),
+  timezone: Schema.optional(NonEmpty.pipe(Schema.filter((zone) => isTimezone(zone) || "must be an IANA time zone"))),
+  metadata: Schema.optional(Schema.Struct({ department: Nullable, title: Nullable, role: Nullable }))
+})
+
+const Limit = Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0, { message: () => "must be 0 or more (null: unlimited)" })))
+
+const SeedPlan = Schema.Struct({
+  name: NonEmpty,
+  status: NonEmpty,
+  billingPeriod: Schema.optionalWith(Schema.NullOr(Schema.Literal("monthly", "quarterly", "yearly")), { default: () => null }),
+  billingEmail: Schema.optionalWith(Nullable, { default: () => null })
+})
+
+const SeedInvoice = Schema.Struct({
+  invoiceId: Schema.optionalWith(Nullable, { default: () => null }),
+  date: Schema.optionalWith(Nullable, { default: () => null }),
+  amount: Schema.Number,
+  status: NonEmpty,
+  receiptNumber: Schema.optionalWith(Nullable, { default: () => null }),
+  downloadUrl: Schema.optionalWith(Nullable, { default: () => null })
 })
 
 const SeedAccount = Schema.Struct({
@@ -77,7 +100,17 @@ const SeedOrganization = Schema.Struct({
   accounts: Schema.NonEmptyArray(SeedAccount),
   users: Schema.Array(SeedUser),
   boards: Schema.optional(Schema.Array(SeedBoard)),
-  connections: Schema.optional(Schema.Array(SeedConnection))
+  connections: Schema.optional(Schema.Array(SeedConnection)),
+  /** Billing (`GET /v2/billing`); a development plan without one. */
+  plan: Schema.optional(SeedPlan),
+  /** How many users, data sources and accounts the organization may hold; generous defaults for those left out. */
+  limits: Schema.optional(Schema.Struct({
+    users: Schema.optional(Limit),
+    dataSources: Schema.optional(Limit),
+    accounts: Schema.optional(Limit)
+  })),
+  /** `GET /v2/billing/invoices`, in this order. */
+  invoices: Schema.optional(Schema.Array(SeedInvoice))
 })
 
 /**
@@ -181,6 +214,16 @@ export const applySeed = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
     Effect.forEach(seed.organizations, (org) =>
       Effect.gen(function*() {
         const organization = yield* store.ensureOrganization(org.name)
+        // The seed owns the plan, limits and invoices: set on every start.
+        yield* store.setOrganizationPlan(organization.id, {
+          plan: org.plan ?? defaultPlan,
+          limits: {
+            users: org.limits?.users === undefined ? defaultLimits.users : org.limits.users,
+            dataSources: org.limits?.dataSources === undefined ? defaultLimits.dataSources : org.limits.dataSources,
+            accounts: org.limits?.accounts === undefined ? defaultLimits.accounts : org.limits.accounts
+          },
+          invoices: org.invoices ?? []
+        })
         for (const account of org.accounts) yield* store.ensureAccount(organization.id, account)
         for (const { apiKeys, ...user } of org.users) {
           const { id } = yield* store.ensureUser(organization.id, user)

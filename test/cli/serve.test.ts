@@ -56,6 +56,9 @@ describe("tributary serve --port 0 --api-key KEY", () => {
     const paths = Object.keys(spec.body.paths)
     expect(paths).toContain("/v1/datasets/{datasetId}/data")
     expect(paths).toContain("/v2/auth/validate-key")
+    for (const path of ["/v2/organization", "/v2/organization/activity-log", "/v2/organization/usage", "/v2/organization/countries",
+      "/v2/organization/metadata-options", "/v2/accounts", "/v2/accounts/{id}", "/v2/users", "/v2/users/{id}", "/v2/profile",
+      "/v2/profile/metadata-options", "/v2/billing", "/v2/billing/invoices"]) expect(paths).toContain(path)
     expect(JSON.stringify(spec.body)).not.toContain("HttpApiDecodeError")
     const docs = await get(`${server.url}/docs`)
     expect(docs.status).toBe(200)
@@ -146,6 +149,24 @@ describe("tributary serve start-up", () => {
     const badRole = await runCli(["serve", "--port", "0", "--seed", role])
     expect(badRole.code).toBe(1)
     expect(badRole.stderr).toContain("organizations[0].users[0].role")
+  })
+
+  it("stops naming the path when the seed's plan, limits or invoices are wrong", async () => {
+    const seed = writeJson("limits.json", {
+      organizations: [{
+        name: "A",
+        accounts: [{ name: "A", accountType: "organization" }],
+        users: [],
+        plan: { name: "Pro", status: "active", billingPeriod: "weekly" },
+        limits: { users: -1 },
+        invoices: [{ amount: "ten", status: "paid" }]
+      }]
+    })
+    const result = await runCli(["serve", "--port", "0", "--seed", seed])
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("organizations[0].plan.billingPeriod")
+    expect(result.stderr).toContain("organizations[0].limits.users")
+    expect(result.stderr).toContain("organizations[0].invoices[0].amount")
   })
 
   it("exits 2 on a usage error", async () => {

@@ -194,7 +194,8 @@ const bodiesFor = (route: Route, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
  * between runs): mostly that id, else a bad or unknown one.
  */
 const paramValue = (kind: keyof Fixture): fc.Arbitrary<(valid: string) => string> => {
-  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "boardId" || kind === "integrationId" || kind === "connectionId"
+  const integer = kind === "accountId" || kind === "dataSourceId" || kind === "boardId" || kind === "integrationId" ||
+    kind === "connectionId" || kind === "spareAccountId" || kind === "userId"
   const derived: ReadonlyArray<(v: string) => string> = integer
     ? [
       (v) => `0${v}`,
@@ -346,7 +347,9 @@ const sentinelFixture: Fixture = {
   metricId: metricSentinel,
   boardId: 1,
   integrationId: 1,
-  connectionId: 1
+  connectionId: 1,
+  spareAccountId: 0,
+  userId: 0
 }
 
 const withFixtureIds = (body: string | Uint8Array | undefined, fixture: Fixture) =>
@@ -476,6 +479,8 @@ const withBody = routes.filter((route) => Option.isSome(route.payload))
 const ingestRoutes = withBody.filter((route) => route.path.endsWith("/data"))
 const decodedBodies = withBody.filter((route) => !route.path.endsWith("/data"))
 
+let invitations = 0
+
 /** A body the route accepts for the fixture (its happy path), used as the base of each decision test. */
 const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v1DataSources.createDataSource": () => ({ title: "Valid" }),
@@ -510,7 +515,14 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2Metrics.setVerification": () => ({ isVerified: true }),
   "v2Metrics.values": () => ({ granularity: "daily" }),
   "v2Metrics.dimensionValues": (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] }),
-  "v2Metrics.drilldown": (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } })
+  "v2Metrics.drilldown": (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } }),
+  "v2Organization.update": () => ({ companyName: "Valid" }),
+  "v2Accounts.create": () => ({ name: "Valid" }),
+  "v2Accounts.update": () => ({ name: "Valid" }),
+  // Emails are unique per organization: a fresh one for each case.
+  "v2Users.create": () => ({ email: `valid-${++invitations}@acme.test`, role: "viewer" }),
+  "v2Users.update": () => ({ name: "Valid" }),
+  "v2Profile.update": () => ({ timezone: "UTC" })
 }
 
 /** A fresh fixture, the route's path to it, and a request helper that also checks nothing was stored when refused. */

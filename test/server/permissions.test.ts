@@ -128,6 +128,24 @@ const createInAccount: Expectations = {
 const boardList: Expectations = { ...list, "private, editor (not creator)": "listed", "private, viewer": "listed" }
 const boardRead: Expectations = { ...read, "private, editor (not creator)": 200, "private, viewer": 200 }
 const connectionWrite: Expectations = { ...boardRead, viewer: 403, "private, viewer": 403 }
+/** Organization administration: each organization's admins, for their own organization. */
+const adminOnly: Expectations = {
+  ...unauthenticated,
+  viewer: 403,
+  editor: 403,
+  admin: 200,
+  "other organization": 200,
+  "private, editor (not creator)": 403,
+  "private, viewer": 403,
+  "private, admin": 200,
+  "private, creator": 403
+}
+
+/** An account or user of Acme: any Acme key reads it (accounts and users are never private). */
+const member: Expectations = { ...open, "other organization": 404 }
+
+/** A change of an Acme account or user: Acme's admins only. */
+const memberAdmin: Expectations = { ...adminOnly, "other organization": 404 }
 
 /** Where a list answer keeps its ids, and which of the cell's resources it should (not) hold. */
 interface Listing {
@@ -276,7 +294,32 @@ const table: Readonly<Record<string, Row>> = {
     expect: { ...connectionWrite, editor: 403, "private, editor (not creator)": 403, "private, creator": 403 }
   },
   "v2Integrations.list": { expect: open },
-  "v2Integrations.get": { expect: open }
+  "v2Integrations.get": { expect: open },
+  "v2Organization.get": { expect: adminOnly },
+  "v2Organization.update": { expect: adminOnly, body: () => ({ companyName: "Changed" }) },
+  "v2Organization.activityLog": { expect: adminOnly },
+  "v2Organization.countries": { expect: open },
+  "v2Organization.metadataOptions": { expect: open },
+  "v2Organization.usage": { expect: open },
+  "v2Accounts.list": { expect: open },
+  "v2Accounts.create": { expect: adminOnly, body: (f) => ({ name: `${f.name} account` }) },
+  "v2Accounts.get": { expect: member },
+  "v2Accounts.update": { expect: memberAdmin, body: (f) => ({ name: `${f.name} renamed` }) },
+  "v2Accounts.delete": { expect: memberAdmin },
+  "v2Users.list": { expect: adminOnly },
+  "v2Users.create": {
+    // Editors may invite viewers (admins anyone); viewers may invite no one.
+    expect: { ...open, viewer: 403, "private, viewer": 403 },
+    body: (f) => ({ email: `${f.name.replace(/\W/g, "-")}-invited-${sequence}@acme.test`, role: "viewer" })
+  },
+  "v2Users.get": { expect: memberAdmin },
+  "v2Users.update": { expect: memberAdmin, body: () => ({ name: "Renamed" }) },
+  "v2Users.delete": { expect: memberAdmin },
+  "v2Profile.get": { expect: open },
+  "v2Profile.update": { expect: open, body: () => ({ timezone: "Europe/Berlin" }) },
+  "v2Profile.metadataOptions": { expect: open },
+  "v2Billing.get": { expect: adminOnly },
+  "v2Billing.invoices": { expect: adminOnly }
 }
 
 let sequence = 0

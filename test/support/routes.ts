@@ -63,6 +63,10 @@ export interface Fixture {
   readonly integrationId: number
   /** One of Acme's seeded spare connections still there, a different one each time (suites delete some). */
   readonly connectionId: number
+  /** A client account of its own, holding nothing (`/v2/accounts/:id`). */
+  readonly spareAccountId: number
+  /** A viewer invited for it (`/v2/users/:id`). */
+  readonly userId: number
 }
 
 /** The path parameters of a template, in order (`["id", "ingestionId"]`). */
@@ -78,6 +82,10 @@ export const pathParams = (template: string): ReadonlyArray<string> =>
 export const paramKind = (template: string, param: string): keyof Fixture =>
   param === "accountId"
     ? "accountId"
+    : param === "id" && template.startsWith("/v2/accounts")
+    ? "spareAccountId"
+    : param === "id" && template.startsWith("/v2/users")
+    ? "userId"
     : param === "dataSourceId" || (param === "id" && template.startsWith("/v2/data-sources"))
     ? "dataSourceId"
     : param === "ingestionId"
@@ -195,12 +203,15 @@ export const expectWellFormed = (answer: Answer, context: string) => {
 export const firstProblem = (answer: Answer): { code: string; message: string; field: string | null; type: string } =>
   answer.json?.errors?.[0] ?? { code: "", message: "", field: null, type: "" }
 
+let fixtures = 0
+
 /**
  * A data source and a dataset (`id` number key, `name` string, `at` datetime) in it, both
  * called `name`, one ingestion of it, and a metric over it once the ingestion is done (a
- * metric needs a dataset that received data), made through the API with `key`.
+ * metric needs a dataset that received data), made through the API with `key`; a spare
+ * account and an invited viewer, made with `adminKey`.
  */
-export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixture, never, ServerUrl> =>
+export const makeFixture = (key: string, name = "Fixture", adminKey = "acme-admin"): Effect.Effect<Fixture, never, ServerUrl> =>
   Effect.gen(function*() {
     const ok = (answer: Answer, what: string) => {
       expect(answer.status, `${what}: ${answer.text.slice(0, 300)}`).toBe(200)
@@ -254,6 +265,20 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       }),
       "metric"
     )
+    const serial = `${process.pid}-${++fixtures}`
+    const spare = ok(
+      yield* call({ method: "POST", path: "/v2/accounts", key: adminKey, body: JSON.stringify({ name: `Spare ${serial}` }) }),
+      "account"
+    )
+    const user = ok(
+      yield* call({
+        method: "POST",
+        path: "/v2/users",
+        key: adminKey,
+        body: JSON.stringify({ email: `fixture-${serial}@acme.test`, role: "viewer" })
+      }),
+      "user"
+    )
     return {
       accountId,
       dataSourceId: dataSource.data.id,
@@ -264,7 +289,9 @@ export const makeFixture = (key: string, name = "Fixture"): Effect.Effect<Fixtur
       boardId: 1,
       integrationId: 1,
       connectionId: nextOf<{ readonly id: number }>(ok(yield* call({ method: "GET", path: "/v2/connections?search=spare&pageSize=100", key: "acme-admin" }), "connections")
-        .data.items).id
+        .data.items).id,
+      spareAccountId: spare.data.id,
+      userId: user.data.id
     }
   })
 

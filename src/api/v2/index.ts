@@ -27,6 +27,9 @@ import { V2Datasets } from "./datasets.js"
 import { V2Integrations } from "./integrations.js"
 import { V2Metrics } from "./metrics.js"
 import { V2Organization } from "./organization.js"
+import { V2Accounts } from "./accounts.js"
+import { V2Billing } from "./billing.js"
+import { V2Profile, V2Users } from "./users.js"
 
 export * from "./common.js"
 export { V2Auth } from "./auth.js"
@@ -39,11 +42,19 @@ export * as Metrics from "./metrics.js"
 export * as Boards from "./boards.js"
 export * as Integrations from "./integrations.js"
 export * as Connections from "./connections.js"
+export * as Organization from "./organization.js"
+export * as Accounts from "./accounts.js"
+export * as Users from "./users.js"
+export * as Billing from "./billing.js"
 
 /** @since 0.1.0 */
 export class V2Api extends HttpApi.make("v2")
   .add(V2Auth)
   .add(V2Organization)
+  .add(V2Accounts)
+  .add(V2Users)
+  .add(V2Profile)
+  .add(V2Billing)
   .add(V2DataSources)
   .add(V2Datasets)
   .add(V2DatasetSettings)

@@ -11,6 +11,7 @@ import { Forbidden, InvalidField, NotFound } from "../errors.js"
 import { type PageRequest, sliceOf } from "../paging.js"
 import { type DataSource, type DataSourcePatch, defaultPermissions, type ListSortField, type SortOrder, Store } from "../store/Store.js"
 import { canSee } from "../visibility.js"
+import { requireRoomFor } from "./organization.js"
 import { visibleAccount } from "./accounts.js"
 import { visibleConnection } from "./connections.js"
 
@@ -42,6 +43,7 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
   Effect.gen(function*() {
     const account = yield* visibleAccount(principal, input.accountId)
     yield* requireRole(principal, "editor", "create data sources")
+    yield* requireRoomFor(principal, "dataSources")
     const timezone = yield* checkTimezone(input.timezone ?? "UTC")
     const connection = input.connectionId === undefined ? undefined : yield* visibleConnection(principal, input.connectionId)
     const store = yield* Store

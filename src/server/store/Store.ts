@@ -23,7 +23,99 @@ export type AccountType = "organization" | "agency" | "client"
 export interface Organization {
   readonly id: number
   readonly name: string
+  /** What the organization says about itself (`PATCH /v2/organization`). */
+  readonly profile: OrganizationProfile
+  /** From the seed only: the API cannot change them. */
+  readonly plan: Plan
+  readonly limits: Limits
 }
+
+/** @since 0.1.0 */
+export interface OrganizationAddress {
+  readonly street: string | null
+  readonly zip: string | null
+  readonly city: string | null
+  readonly state: string | null
+  readonly country: string | null
+}
+
+/** @since 0.1.0 */
+export interface OrganizationSettings {
+  readonly dateFormat: string | null
+  readonly numberFormat: string | null
+  readonly firstDayOfWeek: string | null
+  readonly calendar: string | null
+  readonly fiscalYearStart: { readonly month: number; readonly day: number } | null
+}
+
+/** @since 0.1.0 */
+export interface OrganizationMetadata {
+  readonly industry: ReadonlyArray<string> | null
+  readonly businessType: ReadonlyArray<string> | null
+  readonly companySize: string | null
+  readonly annualRevenue: string | null
+}
+
+/** @since 0.1.0 */
+export interface OrganizationProfile {
+  readonly companyName: string | null
+  readonly websiteUrl: string | null
+  readonly taxNumber: string | null
+  readonly billingName: string | null
+  readonly address: OrganizationAddress | null
+  readonly settings: OrganizationSettings | null
+  readonly metadata: OrganizationMetadata | null
+}
+
+/** @since 0.1.0 */
+export const emptyOrganizationProfile: OrganizationProfile = {
+  companyName: null,
+  websiteUrl: null,
+  taxNumber: null,
+  billingName: null,
+  address: null,
+  settings: null,
+  metadata: null
+}
+
+/** @since 0.1.0 */
+export interface Plan {
+  readonly name: string
+  readonly status: string
+  readonly billingPeriod: "monthly" | "quarterly" | "yearly" | null
+  readonly billingEmail: string | null
+}
+
+/**
+ * How many of each the organization may hold; null is unlimited.
+ *
+ * @since 0.1.0
+ */
+export interface Limits {
+  readonly users: number | null
+  readonly dataSources: number | null
+  readonly accounts: number | null
+}
+
+/** @since 0.1.0 */
+export interface Invoice {
+  readonly invoiceId: string | null
+  readonly date: string | null
+  /** USD. */
+  readonly amount: number
+  readonly status: string
+  readonly receiptNumber: string | null
+  readonly downloadUrl: string | null
+}
+
+/**
+ * The seed's plan when it names none; limits generous enough for any development use.
+ *
+ * @since 0.1.0
+ */
+export const defaultPlan: Plan = { name: "Development", status: "active", billingPeriod: null, billingEmail: null }
+/** @since 0.1.0 */
+export const defaultLimits: Limits = { users: 1000, dataSources: 10_000, accounts: 1000 }
 
 /** @since 0.1.0 */
 export interface Account {
@@ -31,6 +123,18 @@ export interface Account {
   readonly organizationId: number
   readonly name: string
   readonly accountType: AccountType
+  readonly companyName: string | null
+  readonly websiteUrl: string | null
+  /** The user who manages the account (their name as it was when set). */
+  readonly managedBy: Creator | null
+  readonly createdAt: string | null
+}
+
+/** @since 0.1.0 */
+export interface UserMetadata {
+  readonly department: string | null
+  readonly title: string | null
+  readonly role: string | null
 }
 
 /** @since 0.1.0 */
@@ -40,6 +144,80 @@ export interface User {
   readonly name: string
   readonly email: string
   readonly role: Role
+  readonly timezone: string | null
+  readonly createdAt: string | null
+  readonly metadata: UserMetadata | null
+  /** Seeded users are; invited ones are not until they confirm (which this server never sees). */
+  readonly isEmailVerified: boolean
+}
+
+/**
+ * One entry of the activity log: a mutation made through the API.
+ *
+ * @since 0.1.0
+ */
+export interface ActivityEntry {
+  readonly id: number
+  readonly organizationId: number
+  readonly action: string
+  readonly createdAt: string
+  readonly isSystem: boolean
+  readonly resourceType: string | null
+  readonly resourceId: string | null
+  readonly user: Creator | null
+  readonly details: unknown
+}
+
+/** @since 0.1.0 */
+export interface ActivityQuery extends Slice {
+  readonly organizationId: number
+  readonly resourceType?: string | undefined
+  readonly userId?: number | undefined
+  /** Case-insensitive substring of the action, resource id or user name. */
+  readonly search?: string | undefined
+  /** Inclusive bounds on `createdAt` (API timestamps). */
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+}
+
+/** @since 0.1.0 */
+export interface AccountQuery extends Slice {
+  readonly organizationId: number
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "website" | "managedBy"; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export interface UserQuery extends Slice {
+  readonly organizationId: number
+  readonly role?: Role | undefined
+  /** Case-insensitive substring of the name or email. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "createdAt" | "role"; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export type AccountPatch = Partial<Pick<Account, "name" | "websiteUrl" | "managedBy">>
+
+/** @since 0.1.0 */
+export type UserPatch = Partial<Pick<User, "name" | "role" | "timezone" | "metadata">>
+
+/**
+ * The outcome of a change that must leave the organization an admin: done, no such user, or
+ * refused because it would remove or demote the last admin.
+ *
+ * @since 0.1.0
+ */
+export type UserChange<A> =
+  | { readonly _tag: "Done"; readonly value: A }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "LastAdmin" }
+
+/** @since 0.1.0 */
+export interface Usage {
+  readonly users: number
+  readonly dataSources: number
+  readonly accounts: number
 }
 
 /**
@@ -440,7 +618,10 @@ export interface StoreService {
   ) => Effect.Effect<Account, StoreError>
   readonly ensureUser: (
     organizationId: number,
-    user: Pick<User, "name" | "email" | "role">
+    user: Pick<User, "name" | "email" | "role"> & {
+      readonly timezone?: string | null | undefined
+      readonly metadata?: UserMetadata | null | undefined
+    }
   ) => Effect.Effect<User, StoreError>
   readonly ensureApiKey: (key: string, userId: number) => Effect.Effect<void, StoreError>
   /** The key's user; their default account is the first account of their organization. */
@@ -448,6 +629,41 @@ export interface StoreService {
   readonly accounts: (organizationId: number) => Effect.Effect<ReadonlyArray<Account>, StoreError>
   readonly account: (id: number) => Effect.Effect<Option.Option<Account>, StoreError>
   readonly users: (organizationId: number) => Effect.Effect<ReadonlyArray<User>, StoreError>
+
+  // The organization's own data, its accounts and users (v2), and its activity log.
+  readonly organization: (id: number) => Effect.Effect<Option.Option<Organization>, StoreError>
+  /** Sets the seed's plan, limits and invoices (every start: the seed owns them). */
+  readonly setOrganizationPlan: (
+    id: number,
+    plan: { readonly plan: Plan; readonly limits: Limits; readonly invoices: ReadonlyArray<Invoice> }
+  ) => Effect.Effect<void, StoreError>
+  readonly updateOrganization: (
+    id: number,
+    patch: { readonly name?: string | undefined; readonly profile?: OrganizationProfile | undefined }
+  ) => Effect.Effect<Option.Option<Organization>, StoreError>
+  /** Newest first. */
+  readonly invoices: (organizationId: number, slice: Slice) => Effect.Effect<Page<Invoice>, StoreError>
+  readonly usage: (organizationId: number) => Effect.Effect<Usage, StoreError>
+  readonly createAccount: (
+    input: Omit<Account, "id" | "createdAt">
+  ) => Effect.Effect<Account, StoreError>
+  readonly listAccounts: (query: AccountQuery) => Effect.Effect<Page<Account>, StoreError>
+  readonly updateAccount: (id: number, patch: AccountPatch) => Effect.Effect<Option.Option<Account>, StoreError>
+  /** Deletes the account unless it holds data sources: then nothing changes and their number comes back. */
+  readonly deleteAccount: (id: number) => Effect.Effect<{ readonly dataSources: number }, StoreError>
+  readonly user: (id: number) => Effect.Effect<Option.Option<User>, StoreError>
+  /** None when the organization already has a user with that email. */
+  readonly createUser: (
+    input: Omit<User, "id" | "createdAt">
+  ) => Effect.Effect<Option.Option<User>, StoreError>
+  readonly listUsers: (query: UserQuery) => Effect.Effect<Page<User>, StoreError>
+  /** Refused (`LastAdmin`) when it would demote the organization's last admin. */
+  readonly updateUser: (id: number, patch: UserPatch) => Effect.Effect<UserChange<User>, StoreError>
+  /** Deletes the user and their keys; refused (`LastAdmin`) for the organization's last admin. */
+  readonly deleteUser: (id: number) => Effect.Effect<UserChange<User>, StoreError>
+  readonly recordActivity: (entry: Omit<ActivityEntry, "id" | "createdAt">) => Effect.Effect<void, StoreError>
+  /** Newest first. */
+  readonly activityLog: (query: ActivityQuery) => Effect.Effect<Page<ActivityEntry>, StoreError>
 
   // Data sources.
   readonly createDataSource: (input: NewDataSource) => Effect.Effect<DataSource, StoreError>

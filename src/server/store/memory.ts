@@ -14,8 +14,14 @@ import { newDataset, newIngestion } from "./internal/entities.js"
 import { planRows } from "./internal/rows.js"
 import {
   type Account,
+  type ActivityEntry,
   type ClaimedIngestion,
   type Connection,
+  defaultLimits,
+  defaultPlan,
+  emptyOrganizationProfile,
+  type Invoice,
+  type UserChange,
   type DataSource,
   type Dataset,
   IdempotencyKeyReused,
@@ -93,6 +99,8 @@ export const make = (): Effect.Effect<StoreService> =>
     const idempotency = new Map<string, IdempotencyEntry>()
     const metrics = new Map<string, Metric>()
     const connections = new Map<number, Connection>()
+    const invoices = new Map<number, ReadonlyArray<Invoice>>()
+    const activity: Array<ActivityEntry> = []
     const counter = () => {
       let next = 1
       return () => next++
@@ -105,6 +113,21 @@ export const make = (): Effect.Effect<StoreService> =>
     const datasetsByNumber = new Map<number, string>()
     const metricKeys = counter()
     const connectionIds = counter()
+    const activityIds = counter()
+
+    const ofOrganization = <A extends { readonly organizationId: number }>(items: Iterable<A>, organizationId: number) =>
+      [...items].filter((a) => a.organizationId === organizationId)
+
+    const adminCount = (organizationId: number) =>
+      ofOrganization(users.values(), organizationId).filter((u) => u.role === "admin").length
+
+    /** `change` unless it leaves the user's organization without an admin. */
+    const guardLastAdmin = (id: number, demotes: (user: User) => boolean, change: (user: User) => User): UserChange<User> => {
+      const user = users.get(id)
+      if (user === undefined) return { _tag: "Missing" }
+      if (user.role === "admin" && demotes(user) && adminCount(user.organizationId) <= 1) return { _tag: "LastAdmin" }
+      return { _tag: "Done", value: change(user) }
+    }
 
     const removeDataset = (id: string) => {
       const number = datasets.get(id)?.number
@@ -190,21 +213,47 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.sync(() => {
           const existing = [...organizations.values()].find((o) => o.name === name)
           if (existing !== undefined) return existing
-          const organization: Organization = { id: organizationIds(), name }
+          const organization: Organization = {
+            id: organizationIds(),
+            name,
+            profile: emptyOrganizationProfile,
+            plan: defaultPlan,
+            limits: defaultLimits
+          }
           organizations.set(organization.id, organization)
           return organization
         }),
       ensureAccount: (organizationId, input) =>
-        Effect.sync(() => {
+        Effect.map(Clock.currentTimeMillis, (now) => {
           const existing = [...accounts.values()].find((a) => a.organizationId === organizationId && a.name === input.name)
-          const account: Account = { ...input, id: existing?.id ?? accountIds(), organizationId }
+          const account: Account = existing === undefined
+            ? {
+              ...input,
+              id: accountIds(),
+              organizationId,
+              companyName: null,
+              websiteUrl: null,
+              managedBy: null,
+              createdAt: isoTimestamp(now)
+            }
+            : { ...existing, accountType: input.accountType }
           accounts.set(account.id, account)
           return account
         }),
       ensureUser: (organizationId, input) =>
-        Effect.sync(() => {
+        Effect.map(Clock.currentTimeMillis, (now) => {
           const existing = [...users.values()].find((u) => u.organizationId === organizationId && u.email === input.email)
-          const user: User = { ...input, id: existing?.id ?? userIds(), organizationId }
+          const user: User = {
+            name: input.name,
+            email: input.email,
+            role: input.role,
+            timezone: input.timezone ?? existing?.timezone ?? null,
+            metadata: input.metadata ?? existing?.metadata ?? null,
+            id: existing?.id ?? userIds(),
+            organizationId,
+            createdAt: existing?.createdAt ?? isoTimestamp(now),
+            isEmailVerified: existing?.isEmailVerified ?? true
+          }
           users.set(user.id, user)
           return user
         }),
@@ -232,6 +281,123 @@ export const make = (): Effect.Effect<StoreService> =>
       account: (id) => Effect.sync(() => Option.fromNullable(accounts.get(id))),
       users: (organizationId) =>
         Effect.sync(() => [...users.values()].filter((u) => u.organizationId === organizationId)),
+
+      organization: (id) => Effect.sync(() => Option.fromNullable(organizations.get(id))),
+      setOrganizationPlan: (id, { invoices: list, limits, plan }) =>
+        Effect.sync(() => {
+          const organization = organizations.get(id)
+          if (organization === undefined) return
+          organizations.set(id, { ...organization, plan, limits })
+          invoices.set(id, list)
+        }),
+      updateOrganization: (id, patch) =>
+        Effect.sync(() => {
+          const organization = organizations.get(id)
+          if (organization === undefined) return Option.none()
+          const updated = { ...organization, name: patch.name ?? organization.name, profile: patch.profile ?? organization.profile }
+          organizations.set(id, updated)
+          return Option.some(updated)
+        }),
+      invoices: (organizationId, range) => Effect.sync(() => slice(invoices.get(organizationId) ?? [], range)),
+      usage: (organizationId) =>
+        Effect.sync(() => ({
+          users: ofOrganization(users.values(), organizationId).length,
+          dataSources: ofOrganization(dataSources.values(), organizationId).length,
+          accounts: ofOrganization(accounts.values(), organizationId).length
+        })),
+      createAccount: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const account: Account = { ...input, id: accountIds(), createdAt: isoTimestamp(now) }
+          accounts.set(account.id, account)
+          return account
+        }),
+      listAccounts: (query) =>
+        Effect.sync(() => {
+          const matching = ofOrganization(accounts.values(), query.organizationId)
+            .filter((a) => matchesSearch(a.name, query.search))
+          const sort = query.sort
+          const sorted = sort === undefined ? matching : sortedBy(
+            matching,
+            (a) => sort.by === "name" ? a.name : sort.by === "website" ? a.websiteUrl : a.managedBy?.name ?? null,
+            sort.order
+          )
+          return slice(sorted, query)
+        }),
+      updateAccount: (id, patch) =>
+        Effect.sync(() => {
+          const account = accounts.get(id)
+          if (account === undefined) return Option.none()
+          const updated = { ...account, ...patch }
+          accounts.set(id, updated)
+          return Option.some(updated)
+        }),
+      deleteAccount: (id) =>
+        Effect.sync(() => {
+          const held = [...dataSources.values()].filter((d) => d.accountId === id).length
+          if (held === 0) accounts.delete(id)
+          return { dataSources: held }
+        }),
+      user: (id) => Effect.sync(() => Option.fromNullable(users.get(id))),
+      createUser: (input) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const taken = [...users.values()].some((u) =>
+            u.organizationId === input.organizationId && u.email.toLowerCase() === input.email.toLowerCase()
+          )
+          if (taken) return Option.none()
+          const user: User = { ...input, id: userIds(), createdAt: isoTimestamp(now) }
+          users.set(user.id, user)
+          return Option.some(user)
+        }),
+      listUsers: (query) =>
+        Effect.sync(() => {
+          const matching = ofOrganization(users.values(), query.organizationId).filter((u) =>
+            (query.role === undefined || u.role === query.role) &&
+            (matchesSearch(u.name, query.search) || matchesSearch(u.email, query.search))
+          )
+          const sort = query.sort
+          const sorted = sort === undefined ? matching : sortedBy(matching, (u) => u[sort.by], sort.order)
+          return slice(sorted, query)
+        }),
+      updateUser: (id, patch) =>
+        Effect.sync(() =>
+          guardLastAdmin(id, () => patch.role !== undefined && patch.role !== "admin", (user) => {
+            const updated = { ...user, ...patch }
+            users.set(id, updated)
+            return updated
+          })
+        ),
+      deleteUser: (id) =>
+        Effect.sync(() =>
+          guardLastAdmin(id, () => true, (user) => {
+            users.delete(id)
+            for (const [key, owner] of keys) if (owner === id) keys.delete(key)
+            return user
+          })
+        ),
+      recordActivity: (entry) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          activity.push({ ...entry, id: activityIds(), createdAt: isoTimestamp(now) })
+        }),
+      activityLog: (query) =>
+        Effect.sync(() => {
+          const search = query.search
+          const matching: Array<ActivityEntry> = []
+          // Newest first: the log is kept in the order entries were made.
+          for (let i = activity.length - 1; i >= 0; i--) {
+            const entry = activity[i]!
+            if (
+              entry.organizationId === query.organizationId &&
+              (query.resourceType === undefined || entry.resourceType === query.resourceType) &&
+              (query.userId === undefined || entry.user?.id === query.userId) &&
+              (query.from === undefined || entry.createdAt >= query.from) &&
+              (query.to === undefined || entry.createdAt <= query.to) &&
+              (search === undefined || [entry.action, entry.resourceId ?? "", entry.user?.name ?? ""].some((text) =>
+                matchesSearch(text, search)
+              ))
+            ) matching.push(entry)
+          }
+          return slice(matching, query)
+        }),
 
       createDataSource: (input) =>
         Effect.map(Clock.currentTimeMillis, (now) => {

@@ -34,8 +34,11 @@ import { newDataset, newIngestion } from "./internal/entities.js"
 import { keysOf, planRows } from "./internal/rows.js"
 import {
   type Account,
+  type ActivityEntry,
   type ClaimedIngestion,
   type Connection,
+  type Invoice,
+  type UserChange,
   type DataSource,
   type Dataset,
   type DatasetStats,
@@ -269,6 +272,92 @@ const toIngestion = (r: IngestionRecord): Ingestion => ({
   failure: r.failure
 })
 
+interface OrganizationRecord {
+  readonly id: number
+  readonly name: string
+  readonly profile: Organization["profile"]
+  readonly plan: Organization["plan"]
+  readonly limits: Organization["limits"]
+}
+
+const toOrganization = (r: OrganizationRecord): Organization => ({
+  id: r.id,
+  name: r.name,
+  profile: r.profile,
+  plan: r.plan,
+  limits: r.limits
+})
+
+interface AccountRecord {
+  readonly id: number
+  readonly organization_id: number
+  readonly name: string
+  readonly account_type: Account["accountType"]
+  readonly company_name: string | null
+  readonly website_url: string | null
+  readonly managed_by: Account["managedBy"]
+  readonly created_at: string | null
+}
+
+const toAccount = (r: AccountRecord): Account => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  name: r.name,
+  accountType: r.account_type,
+  companyName: r.company_name,
+  websiteUrl: r.website_url,
+  managedBy: r.managed_by,
+  createdAt: r.created_at
+})
+
+interface UserRecord {
+  readonly id: number
+  readonly organization_id: number
+  readonly name: string
+  readonly email: string
+  readonly role: Role
+  readonly timezone: string | null
+  readonly created_at: string | null
+  readonly metadata: User["metadata"]
+  readonly email_verified: boolean
+}
+
+const toUser = (r: UserRecord): User => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  name: r.name,
+  email: r.email,
+  role: r.role,
+  timezone: r.timezone,
+  createdAt: r.created_at,
+  metadata: r.metadata,
+  isEmailVerified: r.email_verified
+})
+
+interface ActivityRecord {
+  readonly id: number
+  readonly organization_id: number
+  readonly action: string
+  readonly created_at: string
+  readonly is_system: boolean
+  readonly resource_type: string | null
+  readonly resource_id: string | null
+  readonly user_ref: ActivityEntry["user"]
+  readonly details: unknown
+}
+
+const toActivity = (r: ActivityRecord): ActivityEntry => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  action: r.action,
+  createdAt: r.created_at,
+  isSystem: r.is_system,
+  resourceType: r.resource_type,
+  resourceId: r.resource_id,
+  user: r.user_ref,
+  details: r.details
+})
+
 /**
  * The ORDER BY of rows sorted by a column, as text (exported for the benchmark's raw SQL): the same text makes the sort index, so the
  * column name is an escaped literal, not a parameter. Values of another type than the column's
@@ -437,31 +526,85 @@ export const make = Effect.gen(function*() {
       )
     })
 
+  /** A page of `table`'s rows matching `where`, in `order`, with the total. */
+  const pageOf = <R extends object, A>(
+    table: string,
+    columns: Fragment,
+    where: Fragment,
+    order: Fragment,
+    { limit, offset }: Slice,
+    to: (r: R) => A
+  ) =>
+    storeCall(Effect.all({
+      items: Effect.map(
+        sql<R>`SELECT ${columns} FROM ${sql.literal(table)} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+        (rows) => rows.map(to)
+      ),
+      totalItems: Effect.map(
+        sql<{ total: number }>`SELECT count(*)::int AS total FROM ${sql.literal(table)} WHERE ${where}`,
+        ([r]) => r!.total
+      )
+    }))
+
+  const organizationColumns = sql.literal("id, name, profile, plan, limits")
+  const accountColumns = sql.literal("id, organization_id, name, account_type, company_name, website_url, managed_by, created_at")
+  const userColumns = sql.literal("id, organization_id, name, email, role, timezone, created_at, metadata, email_verified")
+  const activityColumns = sql.literal(
+    "id::float8 AS id, organization_id, action, created_at, is_system, resource_type, resource_id, user_ref, details"
+  )
+
+  /**
+   * `change` unless it removes or demotes (`demotes`) the last admin of the user's organization.
+   * The organization's admins are locked first, so that two such changes at once cannot both
+   * pass the count.
+   */
+  const guardLastAdmin = <A>(
+    id: number,
+    demotes: boolean,
+    change: (user: User) => Effect.Effect<A, SqlError>
+  ): Effect.Effect<UserChange<A>, StoreError> =>
+    storeCall(sql.withTransaction(Effect.gen(function*() {
+      const [record] = yield* sql<UserRecord>`SELECT ${userColumns} FROM users WHERE id = ${id}`
+      if (record === undefined) return { _tag: "Missing" } as const
+      const user = toUser(record)
+      if (user.role === "admin" && demotes) {
+        const admins = yield* sql<{ id: number }>`SELECT id FROM users
+          WHERE organization_id = ${user.organizationId} AND role = 'admin' ORDER BY id FOR UPDATE`
+        if (admins.length <= 1) return { _tag: "LastAdmin" } as const
+      }
+      return { _tag: "Done", value: yield* change(user) } as const
+    })))
+
   const service: StoreService = {
     ensureOrganization: (name) =>
       storeCall(Effect.map(
-        sql<Organization>`INSERT INTO organizations (name) VALUES (${name})
-          ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id, name`,
-        (rows) => rows[0]!
+        sql<OrganizationRecord>`INSERT INTO organizations (name) VALUES (${name})
+          ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING ${organizationColumns}`,
+        (rows) => toOrganization(rows[0]!)
       )),
     ensureAccount: (organizationId, account) =>
-      storeCall(Effect.map(
-        sql<{ id: number; organization_id: number; name: string; account_type: Account["accountType"] }>`
-          INSERT INTO accounts (organization_id, name, account_type)
-          VALUES (${organizationId}, ${account.name}, ${account.accountType})
-          ON CONFLICT (organization_id, name) DO UPDATE SET account_type = EXCLUDED.account_type
-          RETURNING id, organization_id, name, account_type`,
-        ([r]) => ({ id: r!.id, organizationId: r!.organization_id, name: r!.name, accountType: r!.account_type })
-      )),
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          sql<AccountRecord>`
+            INSERT INTO accounts (organization_id, name, account_type, created_at)
+            VALUES (${organizationId}, ${account.name}, ${account.accountType}, ${isoTimestamp(now)})
+            ON CONFLICT (organization_id, name) DO UPDATE SET account_type = EXCLUDED.account_type
+            RETURNING ${accountColumns}`,
+          ([r]) => toAccount(r!)
+        ))),
     ensureUser: (organizationId, user) =>
-      storeCall(Effect.map(
-        sql<{ id: number; organization_id: number; name: string; email: string; role: Role }>`
-          INSERT INTO users (organization_id, name, email, role)
-          VALUES (${organizationId}, ${user.name}, ${user.email}, ${user.role})
-          ON CONFLICT (organization_id, email) DO UPDATE SET name = EXCLUDED.name, role = EXCLUDED.role
-          RETURNING id, organization_id, name, email, role`,
-        ([r]): User => ({ id: r!.id, organizationId: r!.organization_id, name: r!.name, email: r!.email, role: r!.role })
-      )),
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          sql<UserRecord>`
+            INSERT INTO users (organization_id, name, email, role, timezone, metadata, created_at)
+            VALUES (${organizationId}, ${user.name}, ${user.email}, ${user.role}, ${user.timezone ?? null},
+              ${user.metadata === undefined ? null : json(user.metadata)}::jsonb, ${isoTimestamp(now)})
+            ON CONFLICT (organization_id, email) DO UPDATE SET name = EXCLUDED.name, role = EXCLUDED.role,
+              timezone = ${user.timezone === undefined ? sql`users.timezone` : sql`EXCLUDED.timezone`},
+              metadata = ${user.metadata === undefined ? sql`users.metadata` : sql`EXCLUDED.metadata`}
+            RETURNING ${userColumns}`,
+          ([r]) => toUser(r!)
+        ))),
     ensureApiKey: (key, userId) =>
       storeCall(Effect.asVoid(
         sql`INSERT INTO api_keys (key, user_id) VALUES (${key}, ${userId})
@@ -484,22 +627,167 @@ export const make = Effect.gen(function*() {
       )),
     accounts: (organizationId) =>
       storeCall(Effect.map(
-        sql<{ id: number; organization_id: number; name: string; account_type: Account["accountType"] }>`
-          SELECT id, organization_id, name, account_type FROM accounts WHERE organization_id = ${organizationId} ORDER BY id`,
-        (rows) => rows.map((r) => ({ id: r.id, organizationId: r.organization_id, name: r.name, accountType: r.account_type }))
+        sql<AccountRecord>`SELECT ${accountColumns} FROM accounts WHERE organization_id = ${organizationId} ORDER BY id`,
+        (rows) => rows.map(toAccount)
       )),
     account: (id) =>
       storeCall(Effect.map(
-        sql<{ id: number; organization_id: number; name: string; account_type: Account["accountType"] }>`
-          SELECT id, organization_id, name, account_type FROM accounts WHERE id = ${id}`,
-        (rows) => byId(rows, (r) => ({ id: r.id, organizationId: r.organization_id, name: r.name, accountType: r.account_type }))
+        sql<AccountRecord>`SELECT ${accountColumns} FROM accounts WHERE id = ${id}`,
+        (rows) => byId(rows, toAccount)
       )),
     users: (organizationId) =>
       storeCall(Effect.map(
-        sql<{ id: number; organization_id: number; name: string; email: string; role: Role }>`
-          SELECT id, organization_id, name, email, role FROM users WHERE organization_id = ${organizationId} ORDER BY id`,
-        (rows) => rows.map((r): User => ({ id: r.id, organizationId: r.organization_id, name: r.name, email: r.email, role: r.role }))
+        sql<UserRecord>`SELECT ${userColumns} FROM users WHERE organization_id = ${organizationId} ORDER BY id`,
+        (rows) => rows.map(toUser)
       )),
+
+    organization: (id) =>
+      storeCall(Effect.map(
+        sql<OrganizationRecord>`SELECT ${organizationColumns} FROM organizations WHERE id = ${id}`,
+        (rows) => byId(rows, toOrganization)
+      )),
+    setOrganizationPlan: (id, { invoices, limits, plan }) =>
+      storeCall(Effect.asVoid(
+        sql`UPDATE organizations SET plan = ${json(plan)}::jsonb, limits = ${json(limits)}::jsonb,
+          invoices = ${json(invoices)}::jsonb WHERE id = ${id}`
+      )),
+    updateOrganization: (id, patch) =>
+      storeCall(Effect.map(
+        sql<OrganizationRecord>`UPDATE organizations SET
+          name = coalesce(${patch.name ?? null}, name),
+          profile = coalesce(${patch.profile === undefined ? null : json(patch.profile)}::jsonb, profile)
+          WHERE id = ${id} RETURNING ${organizationColumns}`,
+        (rows) => byId(rows, toOrganization)
+      )),
+    invoices: (organizationId, { limit, offset }) =>
+      storeCall(Effect.all({
+        items: Effect.map(
+          sql<{ invoice: Invoice }>`SELECT i.invoice FROM organizations o,
+            jsonb_array_elements(o.invoices) WITH ORDINALITY AS i(invoice, n)
+            WHERE o.id = ${organizationId} ORDER BY i.n LIMIT ${limit} OFFSET ${offset}`,
+          (rows) => rows.map((r) => r.invoice)
+        ),
+        totalItems: Effect.map(
+          sql<{ total: number }>`SELECT coalesce(jsonb_array_length(invoices), 0)::int AS total FROM organizations
+            WHERE id = ${organizationId}`,
+          (rows) => rows[0]?.total ?? 0
+        )
+      })),
+    usage: (organizationId) =>
+      storeCall(Effect.map(
+        sql<{ users: number; data_sources: number; accounts: number }>`SELECT
+          (SELECT count(*)::int FROM users WHERE organization_id = ${organizationId}) AS users,
+          (SELECT count(*)::int FROM data_sources WHERE organization_id = ${organizationId}) AS data_sources,
+          (SELECT count(*)::int FROM accounts WHERE organization_id = ${organizationId}) AS accounts`,
+        ([r]) => ({ users: r!.users, dataSources: r!.data_sources, accounts: r!.accounts })
+      )),
+    createAccount: (input) =>
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          sql<AccountRecord>`INSERT INTO accounts
+            (organization_id, name, account_type, company_name, website_url, managed_by, created_at)
+            VALUES (${input.organizationId}, ${input.name}, ${input.accountType}, ${input.companyName},
+              ${input.websiteUrl}, ${input.managedBy === null ? null : json(input.managedBy)}::jsonb, ${isoTimestamp(now)})
+            RETURNING ${accountColumns}`,
+          ([r]) => toAccount(r!)
+        ))),
+    listAccounts: (query) => {
+      const where = sql`organization_id = ${query.organizationId} AND ${searchIn("accounts", query.search)}`
+      const sort = query.sort
+      const order = sort === undefined ? sql.literal("id") : sql`${
+        sql.literal(
+          sort.by === "name"
+            ? "name COLLATE tributary_base"
+            : sort.by === "website"
+            ? "website_url COLLATE tributary_base"
+            : "(managed_by->>'name') COLLATE tributary_base"
+        )
+      } ${direction(sort.order)}, id`
+      return pageOf("accounts", accountColumns, where, order, query, toAccount)
+    },
+    updateAccount: (id, patch) =>
+      storeCall(Effect.map(
+        sql<AccountRecord>`UPDATE accounts SET
+          name = coalesce(${patch.name ?? null}, name),
+          website_url = ${patch.websiteUrl === undefined ? sql`website_url` : sql`${patch.websiteUrl}`},
+          managed_by = ${
+          patch.managedBy === undefined ? sql`managed_by` : sql`${patch.managedBy === null ? null : json(patch.managedBy)}::jsonb`
+        }
+          WHERE id = ${id} RETURNING ${accountColumns}`,
+        (rows) => byId(rows, toAccount)
+      )),
+    deleteAccount: (id) =>
+      storeCall(sql.withTransaction(Effect.gen(function*() {
+        // Counted and deleted under the account's row lock, so two deletes do not both count.
+        yield* sql`SELECT id FROM accounts WHERE id = ${id} FOR UPDATE`
+        const [held] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM data_sources WHERE account_id = ${id}`
+        if (held!.total === 0) yield* sql`DELETE FROM accounts WHERE id = ${id}`
+        return { dataSources: held!.total }
+      }))),
+    user: (id) =>
+      storeCall(Effect.map(sql<UserRecord>`SELECT ${userColumns} FROM users WHERE id = ${id}`, (rows) => byId(rows, toUser))),
+    createUser: (input) =>
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          sql<UserRecord>`INSERT INTO users
+            (organization_id, name, email, role, timezone, metadata, created_at, email_verified)
+            SELECT ${input.organizationId}, ${input.name}, ${input.email}, ${input.role}, ${input.timezone},
+              ${input.metadata === null ? null : json(input.metadata)}::jsonb, ${isoTimestamp(now)}, ${input.isEmailVerified}
+            WHERE NOT EXISTS (SELECT 1 FROM users
+              WHERE organization_id = ${input.organizationId} AND lower(email) = lower(${input.email}))
+            ON CONFLICT (organization_id, email) DO NOTHING
+            RETURNING ${userColumns}`,
+          (rows) => byId(rows, toUser)
+        ))),
+    listUsers: (query) => {
+      const where = sql`organization_id = ${query.organizationId}
+        AND ${query.role === undefined ? sql`true` : sql`role = ${query.role}`}
+        AND ${
+        query.search === undefined
+          ? sql`true`
+          : sql`(strpos(lower(name), lower(${query.search})) > 0 OR strpos(lower(email), lower(${query.search})) > 0)`
+      }`
+      const sort = query.sort
+      const order = sort === undefined ? sql.literal("id") : sql`${
+        sql.literal(sort.by === "createdAt" ? "created_at" : `${sort.by} COLLATE tributary_base`)
+      } ${direction(sort.order)}, id`
+      return pageOf("users", userColumns, where, order, query, toUser)
+    },
+    updateUser: (id, patch) =>
+      guardLastAdmin(id, patch.role !== undefined && patch.role !== "admin", () =>
+        Effect.map(
+          sql<UserRecord>`UPDATE users SET
+            name = coalesce(${patch.name ?? null}, name),
+            role = coalesce(${patch.role ?? null}, role),
+            timezone = ${patch.timezone === undefined ? sql`timezone` : sql`${patch.timezone}`},
+            metadata = ${patch.metadata === undefined ? sql`metadata` : sql`${patch.metadata === null ? null : json(patch.metadata)}::jsonb`}
+            WHERE id = ${id} RETURNING ${userColumns}`,
+          ([r]) => toUser(r!)
+        )),
+    deleteUser: (id) =>
+      guardLastAdmin(id, true, (user) => Effect.as(sql`DELETE FROM users WHERE id = ${id}`, user)),
+    recordActivity: (entry) =>
+      storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.asVoid(
+          sql`INSERT INTO activity_log
+            (organization_id, action, created_at, is_system, resource_type, resource_id, user_ref, details)
+            VALUES (${entry.organizationId}, ${entry.action}, ${isoTimestamp(now)}, ${entry.isSystem}, ${entry.resourceType},
+              ${entry.resourceId}, ${entry.user === null ? null : json(entry.user)}::jsonb,
+              ${entry.details === null || entry.details === undefined ? null : json(entry.details)}::jsonb)`
+        ))),
+    activityLog: (query) => {
+      const where = sql`organization_id = ${query.organizationId}
+        AND ${query.resourceType === undefined ? sql`true` : sql`resource_type = ${query.resourceType}`}
+        AND ${query.userId === undefined ? sql`true` : sql`(user_ref->>'id')::int = ${query.userId}`}
+        AND ${query.from === undefined ? sql`true` : sql`created_at >= ${query.from}`}
+        AND ${query.to === undefined ? sql`true` : sql`created_at <= ${query.to}`}
+        AND ${
+        query.search === undefined ? sql`true` : sql`(strpos(lower(action), lower(${query.search})) > 0
+          OR strpos(lower(coalesce(resource_id, '')), lower(${query.search})) > 0
+          OR strpos(lower(coalesce(user_ref->>'name', '')), lower(${query.search})) > 0)`
+      }`
+      return pageOf("activity_log", activityColumns, where, sql.literal("id DESC"), query, toActivity)
+    },
 
     createDataSource: (input) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) =>

@@ -180,6 +180,42 @@ const modifications = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     DEFAULT '{"filters":{},"formulas":{},"displayNames":{},"dataTypes":{},"order":[],"visibility":{}}'`)
 
 /**
+ * The organization's own data (profile, the seed's plan, limits and invoices), more of each
+ * account and user, and the activity log. Ids are far from the first so that migrations
+ * written at the same time elsewhere take the numbers in between.
+ */
+const organization = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    sql`ALTER TABLE organizations
+      ADD COLUMN profile jsonb NOT NULL DEFAULT '{"companyName":null,"websiteUrl":null,"taxNumber":null,"billingName":null,"address":null,"settings":null,"metadata":null}',
+      ADD COLUMN plan jsonb NOT NULL DEFAULT '{"name":"Development","status":"active","billingPeriod":null,"billingEmail":null}',
+      ADD COLUMN limits jsonb NOT NULL DEFAULT '{"users":1000,"dataSources":10000,"accounts":1000}',
+      ADD COLUMN invoices jsonb NOT NULL DEFAULT '[]'`,
+    sql`ALTER TABLE accounts
+      ADD COLUMN company_name text,
+      ADD COLUMN website_url text,
+      ADD COLUMN managed_by jsonb,
+      ADD COLUMN created_at text`,
+    sql`ALTER TABLE users
+      ADD COLUMN timezone text,
+      ADD COLUMN created_at text,
+      ADD COLUMN metadata jsonb,
+      ADD COLUMN email_verified boolean NOT NULL DEFAULT true`,
+    sql`CREATE TABLE activity_log (
+      id bigserial PRIMARY KEY,
+      organization_id int NOT NULL,
+      action text NOT NULL,
+      created_at text NOT NULL,
+      is_system boolean NOT NULL,
+      resource_type text,
+      resource_id text,
+      user_ref jsonb,
+      details jsonb
+    )`,
+    sql`CREATE INDEX activity_log_organization ON activity_log (organization_id, id DESC)`
+  ], { discard: true, concurrency: 1 }))
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
@@ -188,5 +224,6 @@ export const migrations = {
   "1_initial": initial,
   "2_numeric_ids": numericIds,
   "3_metrics_connections": metrics,
-  "4_modifications": modifications
+  "4_modifications": modifications,
+  "15_organization": organization
 }

@@ -1,0 +1,56 @@
+/**
+ * The pure cores of the organization routes: what the activity log says a request did, and
+ * the profile metadata rules.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import { activityOf } from "../../src/server/internal/activity.js"
+import { mergeOrganization, mergeUserMetadata } from "../../src/server/internal/profiles.js"
+import { emptyOrganizationProfile } from "../../src/server/store/Store.js"
+
+describe("activityOf", () => {
+  const of = (method: string, path: string, created: string | null = null) => activityOf({ method, path }, 7, created)
+
+  it("names the resource from the route, the id from the path or the creation's answer", () => {
+    expect(of("POST", "/v2/data-sources", "12")).toEqual({ action: "dataSource.created", resourceType: "dataSource", resourceId: "12" })
+    expect(of("PATCH", "/v2/datasets/5")).toEqual({ action: "dataset.updated", resourceType: "dataset", resourceId: "5" })
+    expect(of("DELETE", "/v2/users/3")).toEqual({ action: "user.deleted", resourceType: "user", resourceId: "3" })
+    expect(of("POST", "/v2/data-sources/4/purge")).toEqual({ action: "dataSource.purge", resourceType: "dataSource", resourceId: "4" })
+    expect(of("PUT", "/v2/datasets/5/column-metadata/revenue")).toEqual({
+      action: "dataset.columnMetadata.updated",
+      resourceType: "dataset",
+      resourceId: "5"
+    })
+    expect(of("POST", "/v1/accounts/2/data-sources", "9")).toEqual({ action: "dataSource.created", resourceType: "dataSource", resourceId: "9" })
+  })
+
+  it("knows the singletons, routes it was never told about, and what it does not log", () => {
+    expect(of("PATCH", "/v2/organization")).toEqual({ action: "organization.updated", resourceType: "administration", resourceId: null })
+    expect(of("PATCH", "/v2/profile")).toEqual({ action: "profile.updated", resourceType: "user", resourceId: "7" })
+    expect(of("POST", "/v2/boards/3/blocks", "8")).toEqual({ action: "block.created", resourceType: "block", resourceId: "8" })
+    expect(of("PUT", "/v2/widgets/1/layout?x=1")).toEqual({ action: "widget.layout.updated", resourceType: "widget", resourceId: "1" })
+    expect(of("GET", "/v2/data-sources")).toBeUndefined()
+    expect(of("POST", "/v2/datasets/5/data")).toBeUndefined()
+    expect(of("POST", "/v1/datasets/5/data")).toBeUndefined()
+    expect(of("POST", "/openapi.json")).toBeUndefined()
+  })
+})
+
+describe("profile and organization rules", () => {
+  it("a job role must belong to the department; \"\" clears; a role cannot outlive its department", () => {
+    const set = mergeUserMetadata(null, { department: "sales", role: "salesOps" })
+    expect(set).toEqual(Either.right({ department: "sales", title: null, role: "salesOps" }))
+    const stored = Either.getOrThrow(set)!
+    expect(Either.getLeft(mergeUserMetadata(stored, { role: "cto" })).pipe((e) => e._tag === "Some" && e.value.field)).toBe("metadata.role")
+    expect(Either.getLeft(mergeUserMetadata(stored, { department: "" })).pipe((e) => e._tag === "Some" && e.value.field)).toBe("metadata.role")
+    expect(mergeUserMetadata(stored, { department: "", role: null })).toEqual(Either.right(null))
+  })
+
+  it("fiscal years need a fiscal calendar and a real day", () => {
+    const fiscal = mergeOrganization(emptyOrganizationProfile, { settings: { calendar: "customFiscal", fiscalYearStart: { month: 2, day: 29 } } })
+    expect(Either.isRight(fiscal)).toBe(true)
+    expect(Either.isLeft(mergeOrganization(emptyOrganizationProfile, { settings: { fiscalYearStart: { month: 1, day: 1 } } }))).toBe(true)
+    expect(Either.isLeft(mergeOrganization(emptyOrganizationProfile, { settings: { calendar: "weekAlignedFiscal", fiscalYearStart: { month: 4, day: 31 } } })))
+      .toBe(true)
+  })
+})

@@ -305,7 +305,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
         expect((yield* failure(viewer.v2.v2DataSources.create({ payload: { name: unique("Vic's") }, headers: {} }))).tag).toBe("Forbidden")
       }))
 
-    it.effect("the last admin can be neither demoted nor deleted (409 last_admin); deleting a user ends their keys", () =>
+    it.effect("the last admin can be neither demoted nor deleted (409 last_admin)", () =>
       Effect.gen(function*() {
         const { admin, globex } = yield* clients
         const ada = yield* userByEmail("ada@acme.test")
@@ -412,7 +412,7 @@ const limitedSeed: Seed = {
 }
 
 layer(serverLayer({ seed: limitedSeed }), { excludeTestServices: true })("v2 limits and billing from the seed", (it) => {
-  it.effect("a creation past a limit is refused (403 limit_reached naming it) and usage shows the limits", () =>
+  it.effect("a creation past a limit is refused (403 limit_reached naming it), usage shows the limits; deleting a user ends their keys", () =>
     Effect.gen(function*() {
       const admin = yield* clientFor("tiny-admin")
       const editor = yield* clientFor("tiny-editor")
@@ -433,6 +433,12 @@ layer(serverLayer({ seed: limitedSeed }), { excludeTestServices: true })("v2 lim
         aiCredits: null
       })
       expect((yield* admin.v2.v2Profile.get()).data.timezone).toBe("Europe/Vienna")
+
+      // A deleted user's keys stop working at once, and the room is free again.
+      const ted = (yield* admin.v2.v2Users.list({ urlParams: { search: "ted@" } })).data.items[0]!
+      yield* admin.v2.v2Users.delete({ path: { id: ted.id } })
+      expect((yield* failure(editor.v2.v2Auth.validateKey())).tag).toBe("Unauthorized")
+      yield* admin.v2.v2Users.create({ payload: { email: "tam@tiny.test", role: "viewer" }, headers: {} })
     }))
 
   it.effect("billing and invoices (paged) come from the seed's plan", () =>

@@ -50,11 +50,27 @@ export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC
  */
 const modificationsOf = (_dataset: Dataset): Modifications => noModifications
 
+/** The dataset's modifications compiled against its schema; none when they no longer apply. */
+const planOf = (dataset: Dataset) => {
+  const compiled = applyModifications(dataset.schema, modificationsOf(dataset))
+  return compiled._tag === "Plan" ? compiled.plan : undefined
+}
+
+/**
+ * The columns a metric over `dataset` may use: stored and calculated, hidden ones included
+ * (formulas and filters may use them too).
+ *
+ * @since 0.1.0
+ */
+export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
+  const plan = planOf(dataset)
+  return plan === undefined ? dataset.schema : plan.columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
+}
+
 /**
  * The columns and rows a metric over `dataset` reads: the one place that decides them. Rows
  * go through the dataset's modifications (calculated columns evaluated, filtered rows dropped,
- * data type changes applied); hidden columns stay usable, as formulas and filters may use them.
- * All rows are read into memory (see docs/decisions.md on the cost).
+ * data type changes applied). All rows are read into memory (see docs/decisions.md on the cost).
  *
  * @since 0.1.0
  */
@@ -62,20 +78,15 @@ export const metricRows = (dataset: Dataset) =>
   Effect.gen(function*() {
     const store = yield* Store
     const page = yield* store.rows(dataset.id, { offset: 0, limit: Number.MAX_SAFE_INTEGER })
-    const compiled = applyModifications(dataset.schema, modificationsOf(dataset))
-    if (compiled._tag === "Invalid" || !compiled.plan.changesRows) {
-      const columns = compiled._tag === "Invalid"
-        ? dataset.schema
-        : compiled.plan.columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
-      return { columns: columns as ReadonlyArray<Column>, rows: page.items as ReadonlyArray<Row> }
-    }
-    const plan = compiled.plan
+    const plan = planOf(dataset)
+    const columns = metricColumns(dataset)
+    if (plan === undefined || !plan.changesRows) return { columns, rows: page.items as ReadonlyArray<Row> }
     const rows: Array<Row> = []
     for (const stored of page.items) {
       const evaluated = plan.evaluate(stored)
       if (plan.keep(evaluated)) rows.push(evaluated)
     }
-    return { columns: plan.columns.map((c): Column => ({ id: c.id, dataType: c.dataType })), rows }
+    return { columns, rows }
   })
 
 /**
@@ -138,8 +149,7 @@ export const createMetric = (principal: Principal, input: CreateMetric) =>
       dimensions: input.dimensions ?? [],
       filters: input.filters ?? null
     }
-    const { columns } = yield* metricRows(dataset)
-    yield* checked(columns, dataset, definition)
+    yield* checked(metricColumns(dataset), dataset, definition)
     const store = yield* Store
     return yield* store.createMetric({
       ...definition,
@@ -192,8 +202,7 @@ export const updateMetric = (principal: Principal, id: string, change: UpdateMet
       dimensions: change.dimensions ?? metric.dimensions,
       filters: filters !== null && filters.conditions.length === 0 ? null : filters
     }
-    const { columns } = yield* metricRows(dataset)
-    yield* checked(columns, dataset, definition)
+    yield* checked(metricColumns(dataset), dataset, definition)
     const patch: MetricPatch = { ...definition, ...(change.name === undefined ? {} : { name: change.name }) }
     const store = yield* Store
     return yield* store.updateMetric(metric.id, patch).pipe(storedOrNotFound(id))

@@ -26,7 +26,6 @@ import {
   sortRows
 } from "../analytics/metrics.js"
 import type { Granularity } from "../analytics/zonedTime.js"
-import { applyModifications, type Modifications, noModifications } from "../modifications/index.js"
 import { requireRole } from "../auth.js"
 import { now } from "../clock.js"
 import { InvalidField, NotFound } from "../errors.js"
@@ -34,6 +33,7 @@ import { type PageRequest, sliceOf } from "../paging.js"
 import { type Dataset, type DatasetRef, type Metric, type MetricPatch, type SortOrder, Store, unverified } from "../store/Store.js"
 import { canSee } from "../visibility.js"
 import { visibleDataset } from "./datasets.js"
+import { planOf } from "./rows.js"
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
 
@@ -45,31 +45,19 @@ const invalid = (field: string, message: string) => Effect.fail(new InvalidField
 export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC"
 
 /**
- * The modifications a dataset's readers apply. The stored definition is not kept by the
- * store yet: none, until it is (then read it here, and metrics follow).
- */
-const modificationsOf = (_dataset: Dataset): Modifications => noModifications
-
-/** The dataset's modifications compiled against its schema; none when they no longer apply. */
-const planOf = (dataset: Dataset) => {
-  const compiled = applyModifications(dataset.schema, modificationsOf(dataset))
-  return compiled._tag === "Plan" ? compiled.plan : undefined
-}
-
-/**
  * The columns a metric over `dataset` may use: stored and calculated, hidden ones included
  * (formulas and filters may use them too).
  *
  * @since 0.1.0
  */
 export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
-  const plan = planOf(dataset)
-  return plan === undefined ? dataset.schema : plan.columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
+  return planOf(dataset).columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
 }
 
 /**
  * The columns and rows a metric over `dataset` reads: the one place that decides them. Rows
- * go through the dataset's modifications (calculated columns evaluated, filtered rows dropped,
+ * go through the dataset's stored modifications (`planOf`, as for every reader of rows:
+ * calculated columns evaluated, filtered rows dropped,
  * data type changes applied). All rows are read into memory (see docs/decisions.md on the cost).
  *
  * @since 0.1.0
@@ -80,7 +68,7 @@ export const metricRows = (dataset: Dataset) =>
     const page = yield* store.rows(dataset.id, { offset: 0, limit: Number.MAX_SAFE_INTEGER })
     const plan = planOf(dataset)
     const columns = metricColumns(dataset)
-    if (plan === undefined || !plan.changesRows) return { columns, rows: page.items as ReadonlyArray<Row> }
+    if (!plan.changesRows) return { columns, rows: page.items as ReadonlyArray<Row> }
     const rows: Array<Row> = []
     for (const stored of page.items) {
       const evaluated = plan.evaluate(stored)

@@ -203,6 +203,28 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("v2 metrics through 
         expect(bad.status).toBe(400)
       }))
 
+    it.effect("a metric reads rows through the dataset's modifications: a calculated measure, a filter", () =>
+      Effect.gen(function*() {
+        const { admin, datasetId } = yield* ordersDataset()
+        yield* ingestAll(admin, datasetId, orders)
+        yield* admin.v2.v2DatasetModifications.set({
+          path: { id: datasetId },
+          payload: {
+            formulas: { gross: "$amount * 2" },
+            filters: { amount: { logicalOperator: "AND", conditions: [{ type: "greater_than", value: 4 }] } }
+          },
+          headers: {}
+        })
+        const created = yield* admin.v2.v2Metrics.create({
+          payload: { ...revenue(datasetId), name: unique("Gross"), measure: { id: "gross", displayName: "Gross" } },
+          headers: {}
+        })
+        // The filter keeps the rows whose amount is over 4; the measure is twice the amount.
+        const kept = orders.filter((o) => (o.amount ?? 0) > 4)
+        const total = yield* admin.v2.v2Metrics.values({ path: { id: created.data.id }, payload: {} })
+        expect(total.data.total).toEqual({ value: kept.reduce((sum, o) => sum + 2 * (o.amount ?? 0), 0), rowCount: kept.length })
+      }))
+
     it.effect("update, verification, lineage, usages, delete", () =>
       Effect.gen(function*() {
         const { admin, datasetId, sourceId } = yield* ordersDataset()

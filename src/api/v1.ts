@@ -110,6 +110,17 @@ export const Dataset = Schema.Struct({
   primaryKeys: Schema.Array(Schema.String)
 }).annotations({ identifier: "V1Dataset" })
 
+/**
+ * `GET /v1/datasets/{datasetId}`: one dataset, flat beside the status as v1 answers are.
+ *
+ * @since 0.1.0
+ */
+export const DatasetResponse = Schema.Struct({
+  requestId: RequestId,
+  status: Success,
+  ...Dataset.fields
+}).annotations({ identifier: "V1DatasetResponse" })
+
 /** @since 0.1.0 */
 export const DatasetsResponse = Schema.Struct({
   requestId: RequestId,
@@ -253,6 +264,12 @@ export class V1Accounts extends HttpApiGroup.make("v1Accounts")
       .addSuccess(DataSourcesResponse)
       .addError(Forbidden)
   )
+  .add(
+    // Not in the spec; the official v1 client calls it (the real service has it).
+    HttpApiEndpoint.get("listDatasets", "/v1/accounts/:accountId/datasets")
+      .setPath(accountPath)
+      .addSuccess(DatasetsResponse)
+  )
   .annotate(OpenApi.Title, "v1 accounts")
 {}
 
@@ -285,6 +302,12 @@ export class V1Datasets extends HttpApiGroup.make("v1Datasets")
       .setPayload(CreateDatasetRequest)
       .addSuccess(CreateDatasetResponse)
       .addError(Forbidden)
+  )
+  .add(
+    // Not in the spec; the official v1 client calls it (the real service has it).
+    HttpApiEndpoint.get("getDataset", "/v1/datasets/:datasetId")
+      .setPath(DatasetPath)
+      .addSuccess(DatasetResponse)
   )
   .add(
     HttpApiEndpoint.del("deleteDataset", "/v1/datasets/:datasetId")

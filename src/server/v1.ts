@@ -13,7 +13,14 @@ import { idempotent } from "./idempotency.js"
 import { respond } from "./request.js"
 import { listAccounts } from "./services/accounts.js"
 import { createDataSource, deleteDataSource, listDataSourcesOfAccount } from "./services/dataSources.js"
-import { createDataset, deleteDataset, listDatasetsOfDataSource, purgeDataset } from "./services/datasets.js"
+import {
+  createDataset,
+  deleteDataset,
+  listDatasetsOfAccount,
+  listDatasetsOfDataSource,
+  purgeDataset,
+  visibleDataset
+} from "./services/datasets.js"
 import { getIngestion, ingest, listIngestions } from "./services/ingestions.js"
 import { type DataSource, type Dataset, type DatasetStats, type Ingestion, statsOf } from "./store/Store.js"
 
@@ -96,6 +103,12 @@ export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (
         Effect.flatMap((principal) => listDataSourcesOfAccount(principal, path.accountId)),
         Effect.flatMap((dataSources) => respond("success", { dataSources: dataSources.map(dataSourceV1) })),
         present
+      ))
+    .handle("listDatasets", ({ path }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((principal) => listDatasetsOfAccount(principal, path.accountId)),
+        Effect.flatMap((datasets) => respond("success", { datasets: datasets.map(datasetV1) })),
+        present
       )))
 
 /** @since 0.1.0 */
@@ -153,6 +166,12 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
           })
         ),
         Effect.flatMap((d) => respond("success", { id: d.id, title: d.name, created: d.createdAt })),
+        present
+      ))
+    .handle("getDataset", ({ path }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((principal) => visibleDataset(principal, path.datasetId)),
+        Effect.flatMap((d) => respond("success", datasetV1(d))),
         present
       ))
     .handle("deleteDataset", ({ path }) =>

@@ -183,6 +183,11 @@ const table: Readonly<Record<string, Row>> = {
     expect: { ...list, "other organization": 404 },
     listing: { ids: (json) => json.dataSources.map((d: any) => d.id), resource: "dataSourceId" }
   },
+  "v1Accounts.listDatasets": {
+    // The list names its account: 404 for another organization's; private datasets only for who may see them.
+    expect: { ...list, "other organization": 404 },
+    listing: { ids: (json) => json.datasets.map((d: any) => d.id), resource: "datasetId" }
+  },
   "v1DataSources.createDataSource": {
     expect: createInAccount,
     body: (f) => ({ title: `${f.name} v1`, accountId: f.accountId })
@@ -194,6 +199,7 @@ const table: Readonly<Record<string, Row>> = {
     listing: { ids: (json) => json.datasets.map((d: any) => d.id), resource: "datasetId" }
   },
   "v1Datasets.createDataset": { expect: write, body: (f) => ({ title: `${f.name} v1`, dataSourceId: f.dataSourceId }) },
+  "v1Datasets.getDataset": { expect: read },
   "v1Datasets.deleteDataset": { expect: write },
   "v1Datasets.purgeDataset": { expect: write },
   "v1Datasets.ingest": { expect: write, body: () => ({ records: [{ id: 3, name: "three" }] }) },

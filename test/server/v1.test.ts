@@ -175,6 +175,84 @@ layer(serverLayer(), { excludeTestServices: true })("v1 reference server through
       }))
   })
 
+  describe("a dataset, and an account's datasets (routes the official v1 client calls)", () => {
+    it.effect("GET /v1/datasets/{datasetId} answers the dataset in v1's shape; it is the v2 dataset with its number", () =>
+      Effect.gen(function*() {
+        const { admin, dataSourceId, datasetId } = yield* acmeDataset(["id"])
+        const viewer = yield* clientFor("acme-viewer")
+        const answer = yield* viewer.v1.v1Datasets.getDataset({ path: { datasetId } })
+        expect(answer).toMatchObject({ status: "success", id: datasetId, title: "Orders", dataSourceId, primaryKeys: ["id"] })
+        expect(answer.created).toMatch(/Z$/)
+        // The same dataset in v2: its UUID in the path, or its number.
+        const v2 = yield* admin.v2.v2Datasets.get({ path: { id: datasetId } })
+        expect(v2.data.uuid).toBe(datasetId)
+        expect(typeof v2.data.id).toBe("number")
+        expect((yield* admin.v2.v2Datasets.get({ path: { id: v2.data.id } })).data).toEqual(v2.data)
+        // v1 paths take only the UUID: the number is 400 on datasetId.
+        const byNumber = yield* rawRequest(`/v1/datasets/${v2.data.id}`, { headers: { "x-api-key": "acme-admin" } })
+        expect(byNumber.status).toBe(400)
+        expect(byNumber.body.errors[0]).toMatchObject({ code: "invalid_input", field: "datasetId" })
+      }))
+
+    it.effect("GET /v1/datasets/{datasetId}: 404 for an unknown id, another organization's and a private one", () =>
+      Effect.gen(function*() {
+        const { admin, datasetId } = yield* acmeDataset()
+        const unknown = yield* Effect.flip(admin.v1.v1Datasets.getDataset({ path: { datasetId: "00000000-0000-4000-8000-000000000000" } }))
+        expect(unknown._tag).toBe("NotFound")
+        const globex = yield* clientFor("globex-admin")
+        expect((yield* Effect.flip(globex.v1.v1Datasets.getDataset({ path: { datasetId } })))._tag).toBe("NotFound")
+        const setPrivate = yield* rawRequest(`/v2/datasets/${datasetId}/permissions`, {
+          method: "PUT",
+          headers: { "x-api-key": "acme-admin", "content-type": "application/json" },
+          body: JSON.stringify({ accessLevel: "private" })
+        })
+        expect(setPrivate.status).toBe(200)
+        const viewer = yield* clientFor("acme-viewer")
+        expect((yield* Effect.flip(viewer.v1.v1Datasets.getDataset({ path: { datasetId } })))._tag).toBe("NotFound")
+        expect((yield* admin.v1.v1Datasets.getDataset({ path: { datasetId } })).id).toBe(datasetId)
+      }))
+
+    it.effect("GET /v1/accounts/{accountId}/datasets lists the datasets of that account's data sources that the key may see", () =>
+      Effect.gen(function*() {
+        const editor = yield* clientFor("acme-editor")
+        const { accounts } = yield* editor.v1.v1Accounts.listAccounts()
+        const clientCo = accounts.find((a) => a.accountType === "client")!
+        const acmeAccount = accounts.find((a) => a.accountType === "organization")!
+        const source = yield* editor.v1.v1DataSources.createDataSource({ payload: { accountId: clientCo.id, title: "Client shop" } })
+        const shared = yield* editor.v1.v1Datasets.createDataset({ payload: { title: "Shared", dataSourceId: source.id, primaryKeys: ["id"] } })
+        const hidden = yield* editor.v1.v1Datasets.createDataset({ payload: { title: "Hidden", dataSourceId: source.id } })
+        const setPrivate = yield* rawRequest(`/v2/datasets/${hidden.id}/permissions`, {
+          method: "PUT",
+          headers: { "x-api-key": "acme-editor", "content-type": "application/json" },
+          body: JSON.stringify({ accessLevel: "private" })
+        })
+        expect(setPrivate.status).toBe(200)
+
+        const mine = yield* editor.v1.v1Accounts.listDatasets({ path: { accountId: clientCo.id } })
+        expect(mine.status).toBe("success")
+        expect(mine.datasets.map((d) => d.id).sort()).toEqual([shared.id, hidden.id].sort())
+        expect(mine.datasets.find((d) => d.id === shared.id)).toMatchObject({ title: "Shared", dataSourceId: source.id, primaryKeys: ["id"] })
+        const viewer = yield* clientFor("acme-viewer")
+        const seen = yield* viewer.v1.v1Accounts.listDatasets({ path: { accountId: clientCo.id } })
+        expect(seen.datasets.map((d) => d.id)).toEqual([shared.id])
+        // The organization's own account does not list the client account's datasets.
+        const own = yield* editor.v1.v1Accounts.listDatasets({ path: { accountId: acmeAccount.id } })
+        expect(own.datasets.map((d) => d.id)).not.toContain(shared.id)
+      }))
+
+    it.effect("GET /v1/accounts/{accountId}/datasets: 400 on a non-integer account id, 404 for an unknown or another organization's account", () =>
+      Effect.gen(function*() {
+        const bad = yield* rawRequest("/v1/accounts/abc/datasets", { headers: { "x-api-key": "acme-admin" } })
+        expect(bad.status).toBe(400)
+        expect(bad.body.errors[0]).toMatchObject({ code: "invalid_input", field: "accountId" })
+        const acme = yield* clientFor("acme-admin")
+        const { accounts } = yield* acme.v1.v1Accounts.listAccounts()
+        const globex = yield* clientFor("globex-admin")
+        expect((yield* Effect.flip(globex.v1.v1Accounts.listDatasets({ path: { accountId: accounts[0]!.id } })))._tag).toBe("NotFound")
+        expect((yield* Effect.flip(acme.v1.v1Accounts.listDatasets({ path: { accountId: 999999 } })))._tag).toBe("NotFound")
+      }))
+  })
+
   describe("ingestion", () => {
     it.effect("is accepted at once, processed asynchronously, and reports metrics", () =>
       Effect.gen(function*() {

@@ -76,21 +76,21 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset settings through
   })
 
   describe("column metadata", () => {
-    it.effect("lists one entry per schema column and round-trips changes, display types included", () =>
+    it.effect("lists one entry per schema column and round-trips changes", () =>
       Effect.gen(function*() {
         const { id, settings } = yield* acmeDataset
         const initial = yield* settings.getColumnMetadata({ path: { id } })
         expect(initial.data.items).toEqual([
-          { id: "day", displayName: "day", dataType: "datetime", displayType: null, description: null, conceptType: null, synonyms: null },
-          { id: "amount", displayName: "amount", dataType: "number", displayType: null, description: null, conceptType: null, synonyms: null },
-          { id: "region", displayName: "region", dataType: "string", displayType: null, description: null, conceptType: null, synonyms: null }
+          { id: "day", displayName: "day", description: null, conceptType: null, synonyms: null },
+          { id: "amount", displayName: "amount", description: null, conceptType: null, synonyms: null },
+          { id: "region", displayName: "region", description: null, conceptType: null, synonyms: null }
         ])
 
         const updated = yield* settings.updateColumnMetadata({
           path: { id },
           payload: {
             columns: [
-              { id: "amount", displayType: "currency", conceptType: "measure", synonyms: ["revenue"] },
+              { id: "amount", conceptType: "measure", synonyms: ["revenue"] },
               { id: "region", description: "Sales region", conceptType: "dimension" }
             ]
           }
@@ -99,46 +99,25 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset settings through
         expect(updated.data.items[1]).toEqual({
           id: "amount",
           displayName: "amount",
-          dataType: "number",
-          displayType: "currency",
           description: null,
           conceptType: "measure",
           synonyms: ["revenue"]
         })
-        expect(updated.data.items[2]).toMatchObject({ description: "Sales region", conceptType: "dimension", displayType: null })
+        expect(updated.data.items[2]).toMatchObject({ description: "Sales region", conceptType: "dimension" })
         expect((yield* settings.getColumnMetadata({ path: { id } })).data).toEqual(updated.data)
 
         // Fields left out keep their value; null clears.
-        const percentage = yield* settings.updateColumnMetadata({
+        const cleared = yield* settings.updateColumnMetadata({
           path: { id },
-          payload: { columns: [{ id: "amount", displayType: "percentage" }] }
+          payload: { columns: [{ id: "amount", synonyms: null }, { id: "day", conceptType: "timeDimension" }] }
         })
-        expect(percentage.data.items[1]).toMatchObject({ displayType: "percentage", conceptType: "measure", synonyms: ["revenue"] })
-        const duration = yield* settings.updateColumnMetadata({
-          path: { id },
-          payload: { columns: [{ id: "amount", displayType: "duration", synonyms: null }, { id: "day", conceptType: "timeDimension", displayType: "datetime" }] }
-        })
-        expect(duration.data.items[1]).toMatchObject({ displayType: "duration", synonyms: null })
-        expect(duration.data.items[0]).toMatchObject({ displayType: "datetime", conceptType: "timeDimension" })
-        const plain = yield* settings.updateColumnMetadata({
-          path: { id },
-          payload: { columns: [{ id: "amount", displayType: null }, { id: "region", displayType: "string" }] }
-        })
-        expect(plain.data.items.map((c) => c.displayType)).toEqual(["datetime", null, "string"])
+        expect(cleared.data.items[1]).toMatchObject({ conceptType: "measure", synonyms: null })
+        expect(cleared.data.items[0]).toMatchObject({ conceptType: "timeDimension" })
       }))
 
-    it.effect("rejects numeric display types on other columns, unknown columns and bad values (400 on the field)", () =>
+    it.effect("rejects unknown columns and bad values (400 on the field); a rejected update changes nothing", () =>
       Effect.gen(function*() {
         const { id, settings } = yield* acmeDataset
-        expect(
-          yield* failure(settings.updateColumnMetadata({ path: { id }, payload: { columns: [{ id: "region", displayType: "currency" }] } }))
-        ).toEqual({ tag: "BadRequest", field: "columns[0].displayType" })
-        expect(
-          yield* failure(settings.updateColumnMetadata({
-            path: { id },
-            payload: { columns: [{ id: "amount", displayType: "currency" }, { id: "day", displayType: "percentage" }] }
-          }))
-        ).toEqual({ tag: "BadRequest", field: "columns[1].displayType" })
         expect(
           yield* failure(settings.updateColumnMetadata({
             path: { id },
@@ -149,15 +128,14 @@ layer(serverLayer(), { excludeTestServices: true })("v2 dataset settings through
         const empty = yield* rawRequest(`/v2/datasets/${id}/column-metadata`, patch("acme-admin", { columns: [] }))
         expect(empty.status).toBe(400)
         expect(empty.body.errors[0]).toMatchObject({ code: "invalid_input", field: "columns" })
-        const money = yield* rawRequest(
+        const badConcept = yield* rawRequest(
           `/v2/datasets/${id}/column-metadata`,
-          patch("acme-admin", { columns: [{ id: "amount", displayType: "money" }] })
+          patch("acme-admin", { columns: [{ id: "amount", conceptType: "money" }] })
         )
-        expect(money.status).toBe(400)
-        expect(money.body.errors[0]).toMatchObject({ code: "invalid_input", field: "columns[0].displayType" })
-        // A rejected update changes nothing, not even its valid entries.
+        expect(badConcept.status).toBe(400)
+        expect(badConcept.body.errors[0]).toMatchObject({ code: "invalid_input", field: "columns[0].conceptType" })
         const items = (yield* settings.getColumnMetadata({ path: { id } })).data.items
-        expect(items.every((c) => c.displayType === null && c.description === null)).toBe(true)
+        expect(items.every((c) => c.conceptType === null && c.description === null)).toBe(true)
       }))
   })
 

@@ -195,7 +195,10 @@ layer(serverLayer(), { excludeTestServices: true })("v2 reference server through
           payload: { name: "Client data" },
           headers: { "x-account-id": clientCo.id }
         })
-        expect(inClientCo.data.accountId).toBe(clientCo.id)
+        // The detail does not carry its account (as on the service); the account's v1 list shows it.
+        expect(inClientCo.data).not.toHaveProperty("accountId")
+        const inAccount = yield* admin.v1.v1Accounts.listDataSources({ path: { accountId: clientCo.id } })
+        expect(inAccount.dataSources.map((d) => d.id)).toContain(inClientCo.data.id)
 
         const globex = yield* clientFor("globex-admin")
         const globexAccount = (yield* globex.v1.v1Accounts.listAccounts()).accounts[0]!

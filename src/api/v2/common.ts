@@ -69,6 +69,19 @@ export const SortOrder = Schema.Literal("asc", "desc")
 /** @since 0.1.0 */
 export const UserRef = Schema.Struct({ id: Schema.Int, name: Schema.String }).annotations({ identifier: "UserRef" })
 
+/**
+ * The state of a dataset's scheduled syncs; null for datasets filled through the API, which
+ * have none.
+ *
+ * @since 0.1.0
+ */
+export const SyncInfo = Schema.Struct({
+  initiatedAt: Schema.NullOr(Schema.String),
+  lastSuccessfulSyncAt: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Schema.String),
+  type: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "SyncInfo" })
+
 /** @since 0.1.0 */
 export const StatusInfo = Schema.Struct({
   status: Schema.String,

@@ -41,7 +41,6 @@ export const DataSourceListItem = Schema.Struct({
 /** @since 0.1.0 */
 export const DataSourceDetail = Schema.Struct({
   ...DataSourceListItem.fields,
-  accountId: Schema.Int,
   managedBy: Schema.NullOr(UserRef),
   syncInterval: Schema.NullOr(Schema.Int)
 }).annotations({ identifier: "DataSourceDetail" })

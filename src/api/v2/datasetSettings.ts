@@ -20,7 +20,7 @@ import {
   SyncFrequencyOption,
   SyncFrequencyUpdate
 } from "./common.js"
-import { ColumnType, DatasetDetail, VerificationDetail } from "./datasets.js"
+import { DatasetDetail, VerificationDetail } from "./datasets.js"
 
 /**
  * Dataset metadata: a description, synonyms, and the default time dimension (the id of a
@@ -50,24 +50,10 @@ export const ConceptType = Schema.Literal("measure", "dimension", "timeDimension
   identifier: "ConceptType"
 })
 
-/**
- * Display data types set after creation. `currency`, `duration` and `percentage` apply to
- * `number` columns only.
- *
- * @since 0.1.0
- */
-export const DisplayType = Schema.Literal("currency", "duration", "percentage", "number", "string", "datetime")
-  .annotations({ identifier: "DisplayType" })
-
-/** Display types that only a `number` column may take. @since 0.1.0 */
-export const NumericDisplayTypes: ReadonlyArray<typeof DisplayType.Type> = ["currency", "duration", "percentage"]
-
 /** @since 0.1.0 */
 export const ColumnMetadataItem = Schema.Struct({
   id: Schema.String,
   displayName: Schema.String,
-  dataType: ColumnType,
-  displayType: Schema.NullOr(DisplayType),
   description: Schema.NullOr(Schema.String),
   conceptType: Schema.NullOr(ConceptType),
   synonyms: Schema.NullOr(Schema.Array(Schema.String))
@@ -88,7 +74,6 @@ export const ColumnMetadataChange = Schema.Struct({
   description: Schema.optional(Schema.NullOr(Schema.String)),
   conceptType: Schema.optional(Schema.NullOr(ConceptType)),
   synonyms: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
-  displayType: Schema.optional(Schema.NullOr(DisplayType))
 }).annotations({ identifier: "ColumnMetadataChange" })
 
 /** @since 0.1.0 */

@@ -20,6 +20,7 @@ import {
   Pagination,
   SortOrder,
   StatusInfo,
+  SyncInfo,
   UserRef
 } from "./common.js"
 
@@ -51,6 +52,7 @@ export const DatasetListItem = Schema.Struct({
   timezone: Schema.NullOr(Schema.String),
   ingestionSupported: Schema.Boolean,
   statusInfo: Schema.NullOr(StatusInfo),
+  syncInfo: Schema.NullOr(SyncInfo),
   verificationInfo: Schema.NullOr(Schema.Struct({ isVerified: Schema.Boolean })),
   ingestionInfo: Schema.NullOr(
     Schema.Struct({ lastIngestionAt: Schema.NullOr(Timestamp), lastStatus: Schema.NullOr(Schema.String) })
@@ -116,7 +118,8 @@ export const DuplicateDatasetRequest = Schema.Struct({ name: Schema.optional(Nam
 /** @since 0.1.0 */
 export const DatasetSchema = Schema.Struct({
   items: Schema.Array(SchemaColumn),
-  primaryKey: Schema.Array(Schema.String)
+  /** Absent for datasets that cannot have one (research §4.9); ours always carry it, empty without a key. */
+  primaryKey: Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
 }).annotations({ identifier: "DatasetSchema" })
 
 /**

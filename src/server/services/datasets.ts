@@ -20,6 +20,7 @@ import {
   unverified
 } from "../store/Store.js"
 import { canSee } from "../visibility.js"
+import { visibleAccount } from "./accounts.js"
 import { modifiedRows, planOf, sortOf } from "./rows.js"
 import { type ListParams, visibleDataSource } from "./dataSources.js"
 
@@ -121,6 +122,25 @@ export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: num
     const page = yield* store.listDatasets({
       viewer: principal,
       dataSourceId: dataSource.id,
+      offset: 0,
+      limit: Number.MAX_SAFE_INTEGER
+    })
+    return page.items
+  })
+
+/**
+ * The datasets of an account of the principal's organization that the principal may see (v1:
+ * in one list); `NotFound` for another organization's account.
+ *
+ * @since 0.1.0
+ */
+export const listDatasetsOfAccount = (principal: Principal, accountId: number) =>
+  Effect.gen(function*() {
+    const account = yield* visibleAccount(principal, accountId)
+    const store = yield* Store
+    const page = yield* store.listDatasets({
+      viewer: principal,
+      accountId: account.id,
       offset: 0,
       limit: Number.MAX_SAFE_INTEGER
     })

@@ -7,7 +7,6 @@
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { SyncIntervals } from "../../api/v2/common.js"
-import { NumericDisplayTypes } from "../../api/v2/datasetSettings.js"
 import { isTimezone } from "../../timezones.js"
 import { now } from "../clock.js"
 import { InvalidField } from "../errors.js"
@@ -152,7 +151,7 @@ export const updateMetadata = (
     return yield* updateDataset(principal, dataset.id, { metadata })
   })
 
-const noColumnMetadata: ColumnMetadata = { description: null, conceptType: null, synonyms: null, displayType: null }
+const noColumnMetadata: ColumnMetadata = { description: null, conceptType: null, synonyms: null }
 
 /**
  * The metadata of a column (empty for a column without any).
@@ -168,7 +167,6 @@ export interface ColumnMetadataChange {
   readonly description?: string | null | undefined
   readonly conceptType?: ColumnMetadata["conceptType"] | undefined
   readonly synonyms?: ReadonlyArray<string> | null | undefined
-  readonly displayType?: string | null | undefined
 }
 
 /**
@@ -184,13 +182,6 @@ export const updateColumnMetadata = (principal: Principal, id: DatasetRef, chang
       if (column === undefined) {
         return yield* invalid(`columns[${i}].id`, `column "${change.id}" is not in the dataset schema`)
       }
-      const displayType = change.displayType
-      if (displayType != null && (NumericDisplayTypes as ReadonlyArray<string>).includes(displayType) && column.dataType !== "number") {
-        return yield* invalid(
-          `columns[${i}].displayType`,
-          `display type ${displayType} applies to number columns only; "${column.id}" is a ${column.dataType} column`
-        )
-      }
     }
     const columnMetadata: Record<string, ColumnMetadata> = { ...dataset.columnMetadata }
     for (const change of changes) {
@@ -198,8 +189,7 @@ export const updateColumnMetadata = (principal: Principal, id: DatasetRef, chang
       columnMetadata[change.id] = {
         description: change.description === undefined ? current.description : change.description,
         conceptType: change.conceptType === undefined ? current.conceptType : change.conceptType,
-        synonyms: change.synonyms === undefined ? current.synonyms : change.synonyms,
-        displayType: change.displayType === undefined ? current.displayType : change.displayType
+        synonyms: change.synonyms === undefined ? current.synonyms : change.synonyms
       }
     }
     return yield* updateDataset(principal, dataset.id, { columnMetadata })

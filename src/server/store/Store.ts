@@ -274,8 +274,6 @@ export interface ColumnMetadata {
   readonly description: string | null
   readonly conceptType: "measure" | "dimension" | "timeDimension" | null
   readonly synonyms: ReadonlyArray<string> | null
-  /** A display type set after creation (`currency`, `duration`, `percentage`, ...). */
-  readonly displayType: string | null
 }
 
 /**
@@ -466,6 +464,8 @@ export interface DataSourceQuery extends ListQuery {
 /** @since 0.1.0 */
 export interface DatasetQuery extends ListQuery {
   readonly dataSourceId?: number | undefined
+  /** Datasets of the account's data sources. */
+  readonly accountId?: number | undefined
 }
 
 /**

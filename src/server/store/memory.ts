@@ -462,7 +462,9 @@ export const make = (): Effect.Effect<StoreService> =>
             datasets.values(),
             query,
             (d) => d.activity?.lastIngestionAt ?? null,
-            (d) => query.dataSourceId === undefined || d.dataSourceId === query.dataSourceId
+            (d) =>
+              (query.dataSourceId === undefined || d.dataSourceId === query.dataSourceId) &&
+              (query.accountId === undefined || dataSources.get(d.dataSourceId)?.accountId === query.accountId)
           )
         ),
       updateDataset: (id, patch) =>

@@ -858,7 +858,12 @@ export const make = Effect.gen(function*() {
       )),
     listDatasets: (query) => {
       const where = sql`${visibleTo("d", query.viewer)} AND ${searchIn("d", query.search)}
-        AND ${query.dataSourceId === undefined ? sql`true` : sql`d.data_source_id = ${query.dataSourceId}`}`
+        AND ${query.dataSourceId === undefined ? sql`true` : sql`d.data_source_id = ${query.dataSourceId}`}
+        AND ${
+        query.accountId === undefined
+          ? sql`true`
+          : sql`d.data_source_id IN (SELECT id FROM data_sources WHERE account_id = ${query.accountId})`
+      }`
       return storeCall(Effect.all({
         items: Effect.map(
           sql<DatasetRecord>`${datasetSelect} WHERE ${where}

@@ -46,7 +46,6 @@ const listItem = (d: DataSource) => ({
 
 const detail = (d: DataSource) => ({
   ...listItem(d),
-  accountId: d.accountId,
   managedBy: d.createdBy,
   syncInterval: d.syncInterval
 })

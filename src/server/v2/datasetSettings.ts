@@ -11,7 +11,6 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
-import { DisplayType } from "../../api/v2/datasetSettings.js"
 import { present } from "../errors.js"
 import { sliceOf } from "../paging.js"
 import { respond } from "../request.js"
@@ -31,9 +30,6 @@ import {
 import type { Dataset } from "../store/Store.js"
 import { respondDetail } from "./datasets.js"
 
-const isDisplayType = (value: string | null): value is typeof DisplayType.Type =>
-  value !== null && (DisplayType.literals as ReadonlyArray<string>).includes(value)
-
 /** One entry per schema column, in schema order; display names are the modifications' own. */
 const columnMetadataItems = (d: Dataset) => {
   const plan = planOf(d)
@@ -42,8 +38,6 @@ const columnMetadataItems = (d: Dataset) => {
     return {
       id: column.id,
       displayName: plan.column(column.id)?.displayName ?? column.id,
-      dataType: column.dataType,
-      displayType: isDisplayType(meta.displayType) ? meta.displayType : null,
       description: meta.description,
       conceptType: meta.conceptType,
       synonyms: meta.synonyms

@@ -83,6 +83,7 @@ const listItem = (d: Dataset) => ({
   timezone: d.timezone,
   ingestionSupported: true,
   statusInfo: activeStatus,
+  syncInfo: null,
   verificationInfo: { isVerified: d.verification.isVerified },
   ingestionInfo: d.activity === null ? null : { lastIngestionAt: d.activity.lastIngestionAt, lastStatus: d.activity.lastStatus }
 })

@@ -110,23 +110,22 @@ export const visibleDataset = (principal: Principal, id: DatasetRef) =>
 export const editableDataset = (principal: Principal, id: DatasetRef, action = "change datasets") =>
   Effect.tap(visibleDataset(principal, id), () => requireRole(principal, "editor", action))
 
+/** Every dataset the principal may see within `scope` (v1 lists are not paged). */
+const everyVisible = (principal: Principal, scope: { readonly dataSourceId: number } | { readonly accountId: number }) =>
+  Effect.flatMap(Store, (store) =>
+    Effect.map(
+      store.listDatasets({ viewer: principal, ...scope, offset: 0, limit: Number.MAX_SAFE_INTEGER }),
+      (page) => page.items
+    ))
+
 /**
  * The datasets of a visible data source that the principal may see (v1: in one list).
  *
  * @since 0.1.0
  */
 export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: number) =>
-  Effect.gen(function*() {
-    const dataSource = yield* visibleDataSource(principal, dataSourceId)
-    const store = yield* Store
-    const page = yield* store.listDatasets({
-      viewer: principal,
-      dataSourceId: dataSource.id,
-      offset: 0,
-      limit: Number.MAX_SAFE_INTEGER
-    })
-    return page.items
-  })
+  Effect.flatMap(visibleDataSource(principal, dataSourceId), (dataSource) =>
+    everyVisible(principal, { dataSourceId: dataSource.id }))
 
 /**
  * The datasets of an account of the principal's organization that the principal may see (v1:
@@ -135,17 +134,7 @@ export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: num
  * @since 0.1.0
  */
 export const listDatasetsOfAccount = (principal: Principal, accountId: number) =>
-  Effect.gen(function*() {
-    const account = yield* visibleAccount(principal, accountId)
-    const store = yield* Store
-    const page = yield* store.listDatasets({
-      viewer: principal,
-      accountId: account.id,
-      offset: 0,
-      limit: Number.MAX_SAFE_INTEGER
-    })
-    return page.items
-  })
+  Effect.flatMap(visibleAccount(principal, accountId), (account) => everyVisible(principal, { accountId: account.id }))
 
 /**
  * A page of the datasets the principal may see, optionally of one data source.

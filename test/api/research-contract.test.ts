@@ -222,9 +222,9 @@ const deviations: Readonly<Record<string, { readonly research: ReadonlyArray<str
     why: "the research names schema without its fields; ours are the dataset schema's columns as in the rows answer (§4.9)"
   },
   BoardMetrics: {
-    research: ["datablocks[].metrics[].sourceId", "datablocks[].metrics[].sourceName"],
-    ours: ["datablocks[].metrics[].sourceId|null", "datablocks[].metrics[].sourceName|null"],
-    why: "the research gives no nullability; a block's metric whose data source is gone has none, as MetricListItem.sourceId|null"
+    research: ["datablocks[].metrics[].sourceName"],
+    ours: ["datablocks[].metrics[].sourceName|null"],
+    why: "the research gives no nullability; null when the caller may not see the metric's (private) data source"
   }
 }
 

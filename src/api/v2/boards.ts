@@ -44,7 +44,8 @@ export const DateRange = Schema.Struct({
 export const BlockMetric = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  sourceId: Schema.NullOr(Schema.Int),
+  // Every metric is built on a data source; its name is null when the caller may not see that source.
+  sourceId: Schema.Int,
   sourceName: Schema.NullOr(Schema.String),
   dimensions: Schema.Array(MetricColumn),
   dateRange: DateRange,

@@ -31,7 +31,7 @@ import type { Principal, Role } from "../../api/security.js"
 import { isoTimestamp } from "../clock.js"
 import { migrations } from "./internal/migrations.js"
 import { newDataset, newIngestion } from "./internal/entities.js"
-import { keysOf, planRows } from "./internal/rows.js"
+import { keysOf, type RowLedger, writeRows } from "./internal/rows.js"
 import {
   type Account,
   type ActivityEntry,
@@ -1134,28 +1134,29 @@ export const make = Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         let { rowCount, size } = toDataset(record)
         let nextSeq = record.next_seq
+        // The batch's writes over the sizes read: one write per key (its first place kept), so
+        // that the one INSERT below touches each row once.
         const rows = new Map<string, { seq: number; key: string | null; data: Row; size: number }>()
         const appended: Array<{ seq: number; key: null; data: Row; size: number }> = []
+        const ledger: RowLedger = {
+          sizeOf: (key) => sizes.get(key),
+          put: (key, data, size) => {
+            sizes.set(key, size)
+            rows.set(key, { seq: rows.get(key)?.seq ?? nextSeq++, key, data, size })
+          },
+          append: (data, size) => void appended.push({ seq: nextSeq++, key: null, data, size })
+        }
         const outcomes = mine.map((claim, i) => {
           const decision = decisions[i]!
-          const plan = planRows(decision.rows, dataset.primaryKey, (key) => sizes.get(key))
-          for (const write of plan.writes) {
-            if (write.key === null) {
-              appended.push({ seq: nextSeq++, key: null, data: write.row, size: write.size })
-              continue
-            }
-            sizes.set(write.key, write.size)
-            const earlier = rows.get(write.key)
-            rows.set(write.key, { seq: earlier?.seq ?? nextSeq++, key: write.key, data: write.row, size: write.size })
-          }
-          rowCount += plan.rowDelta
-          size += plan.bytesDelta
+          const written = writeRows(decision.rows, dataset.primaryKey, ledger)
+          rowCount += written.rowDelta
+          size += written.bytesDelta
           return {
             id: claim.ingestion.id,
             counts: {
               received: claim.records.length,
-              appended: plan.appended,
-              overwritten: plan.overwritten,
+              appended: written.appended,
+              overwritten: written.overwritten,
               rejected: decision.problems.length
             },
             dataset_stats: { columnCount: decision.columnCount, rowCount, size },

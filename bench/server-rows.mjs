@@ -66,9 +66,11 @@ try {
     schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }, { id: "name", dataType: "string" }],
     primaryKey: ["id"]
   })
+  // The v2 number in API paths; the store keys its rows by the dataset's UUID.
   const datasetId = dataset.body.data.id
+  const datasetUuid = dataset.body.data.uuid
   const sample = Array.from({ length: 100 }, (_, i) => ({ id: `r-${i}`, n: i, name: `name ${i}` }))
-  await call("POST", `/v1/datasets/${datasetId}/data`, { records: sample })
+  await call("POST", `/v2/datasets/${datasetId}/data`, { records: sample })
   for (;;) {
     const detail = await call("GET", `/v2/datasets/${datasetId}`)
     if (detail.body.data.rowCount === 100) break
@@ -80,14 +82,14 @@ try {
   // as jsonb and its JSON size. `n` is pseudo-random so that sorting by it is real work.
   await db.query(`
     INSERT INTO ${schema}.dataset_rows (dataset_id, seq, key, data, size)
-    SELECT $1::uuid, g, 'r-' || g, r, octet_length(r::text)
+    SELECT $1::uuid, g, '["r-' || g || '"]', r, octet_length(r::text)
     FROM generate_series(100, $2::int - 1) AS g,
       LATERAL (SELECT jsonb_build_object('id', 'r-' || g, 'n', (g::bigint * 7919) % 1000003, 'name', 'name ' || md5(g::text)) AS r) x`,
-    [datasetId, rowCount])
+    [datasetUuid, rowCount])
   await db.query(`
     UPDATE ${schema}.datasets SET row_count = $2, next_seq = $2,
       size = (SELECT sum(size) FROM ${schema}.dataset_rows WHERE dataset_id = $1::uuid)
-    WHERE id = $1::uuid`, [datasetId, rowCount])
+    WHERE id = $1::uuid`, [datasetUuid, rowCount])
   await db.query(`ANALYZE ${schema}.dataset_rows`)
   // The sort keys name the store's collation unqualified, as the server's connections do.
   await db.query(`SET search_path = ${schema}`)
@@ -138,7 +140,7 @@ try {
           ? `SELECT data FROM dataset_rows WHERE dataset_id = $1::uuid AND seq IN (SELECT seq FROM dataset_rows
               WHERE dataset_id = $1::uuid ORDER BY seq LIMIT ${pageSize} OFFSET ${page * pageSize}) ORDER BY seq`
           : `SELECT data FROM dataset_rows WHERE dataset_id = $1::uuid ORDER BY ${order} LIMIT ${pageSize} OFFSET ${page * pageSize}`,
-        [datasetId]
+        [datasetUuid]
       )
       sqlTimes.push(performance.now() - started)
     }

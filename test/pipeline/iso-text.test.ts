@@ -1,0 +1,31 @@
+/**
+ * The typed fast path writes dates as `toISOString` does (pure, no I/O).
+ */
+import { describe, expect, it } from "vitest"
+import { isoText } from "../../src/pipeline/internal/fieldByField.js"
+
+describe("isoText", () => {
+  it("writes what toISOString writes, across days, years, leap days and before 1970", () => {
+    const times = [
+      0, -1, 1, 86_399_999, 86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 1, 10, 0, 0, 7),
+      Date.UTC(1969, 11, 31, 23, 59, 59, 999), Date.UTC(1, 0, 1), Date.UTC(999, 5, 15, 12, 30, 45, 50),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999), -62_167_219_200_000
+    ]
+    // And a seeded walk of random times, in and out of order (the day's text is kept between calls).
+    let seed = 42
+    for (let i = 0; i < 2_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      times.push(Math.floor((seed / 2 ** 31) * 253_402_300_800_000 * 2) - 62_167_219_200_000 * 2)
+    }
+    for (const time of times) {
+      const date = new Date(time)
+      expect(isoText(date)).toBe(Number.isNaN(date.getTime()) ? String(date) : date.toISOString())
+    }
+  })
+
+  it("writes years outside 0-9999 and invalid dates as toISOString and String do", () => {
+    expect(isoText(new Date(Date.UTC(10000, 0, 1)))).toBe("+010000-01-01T00:00:00.000Z")
+    expect(isoText(new Date(-62_167_219_200_001))).toBe("-000001-12-31T23:59:59.999Z")
+    expect(isoText(new Date(Number.NaN))).toBe("Invalid Date")
+  })
+})

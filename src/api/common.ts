@@ -73,6 +73,18 @@ export const UuidId = Schema.String.pipe(
 ).annotations({ jsonSchema: { type: "string", format: "uuid" } })
 
 /**
+ * A UUID naming something (a path id, a body reference): any case is accepted, decoded to lower case (the form ids are handed out
+ * in), so that `/v1/datasets/0B1C...` names the same dataset as `/v1/datasets/0b1c...`.
+ *
+ * @since 0.1.0
+ */
+export const UuidAnyCase = Schema.transform(UuidId, UuidId, {
+  strict: true,
+  decode: (id) => id.toLowerCase(),
+  encode: (id) => id
+}).annotations({ jsonSchema: { type: "string", format: "uuid" } })
+
+/**
  * A time zone entry: IANA id and its current UTC offset (`UTC+01:00`).
  *
  * @since 0.1.0

@@ -10,7 +10,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IdempotencyHeaders, IngestRecord, PlainText, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidId } from "./common.js"
+import { IdempotencyHeaders, IngestRecord, PlainText, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidAnyCase } from "./common.js"
 import {
   BadRequest,
   Forbidden,
@@ -246,7 +246,7 @@ const PageParams = Schema.Struct({
 const accountPath = Schema.Struct({ accountId: IntegerId })
 const dataSourcePath = Schema.Struct({ dataSourceId: IntegerId })
 /** The `{datasetId}` of v1 dataset paths. @since 0.1.0 */
-export const DatasetPath = Schema.Struct({ datasetId: UuidId })
+export const DatasetPath = Schema.Struct({ datasetId: UuidAnyCase })
 
 /** @since 0.1.0 */
 export class V1Auth extends HttpApiGroup.make("v1Auth")
@@ -338,7 +338,7 @@ export class V1Datasets extends HttpApiGroup.make("v1Datasets")
   )
   .add(
     HttpApiEndpoint.get("getIngestion", "/v1/datasets/:datasetId/ingestions/:ingestionId")
-      .setPath(Schema.Struct({ datasetId: UuidId, ingestionId: UuidId }))
+      .setPath(Schema.Struct({ datasetId: UuidAnyCase, ingestionId: UuidAnyCase }))
       .addSuccess(IngestionDetailResponse)
   )
   .annotate(OpenApi.Title, "v1 datasets")

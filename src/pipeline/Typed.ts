@@ -21,6 +21,7 @@
 import { Cause, Chunk, Data, Effect, Either, Option, ParseResult, Schema, SchemaAST, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { TributaryClientService } from "../client/Client.js"
+import { formatPath, parseIssues } from "../internal/issues.js"
 import type { Column, ColumnType } from "../records.js"
 import type { DeadLetter } from "./DeadLetter.js"
 import { fieldByField } from "./internal/fieldByField.js"
@@ -57,16 +58,6 @@ export class TransformError extends Data.TaggedError("TransformError")<{
 // ---------------------------------------------------------------------------------------------
 // decode and encode
 
-/** `a.b[2].c`: a schema issue's path as a field name. */
-const formatPath = (path: ReadonlyArray<PropertyKey>): string | null => {
-  if (path.length === 0) return null
-  let text = ""
-  for (const key of path) {
-    text += typeof key === "number" ? `[${key}]` : text === "" ? String(key) : `.${String(key)}`
-  }
-  return text
-}
-
 /**
  * A schema's parse error as a problem: `field` is the path of the first issue; the message
  * lists every issue as the schema formats it (`path: message`).
@@ -75,11 +66,11 @@ const formatPath = (path: ReadonlyArray<PropertyKey>): string | null => {
  * @category constructors
  */
 export const parseProblem = (code: string, error: ParseResult.ParseError): Problem => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const issues = parseIssues(error)
   return {
     code,
-    field: formatPath(issues[0]?.path ?? []),
-    message: issues.map((issue) => `${formatPath(issue.path) ?? "(record)"}: ${issue.message}`).join("; ")
+    field: formatPath(issues[0]?.path ?? []) || null,
+    message: issues.map((issue) => `${formatPath(issue.path) || "(record)"}: ${issue.message}`).join("; ")
   }
 }
 

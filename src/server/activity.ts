@@ -47,30 +47,70 @@ const createdIdOf = (response: HttpServerResponse.HttpServerResponse): string | 
 
 const reads = new Set(["GET", "HEAD", "OPTIONS"])
 
+/** A dataset named by its v1 UUID (`/v1/datasets/{uuid}/purge`, `/v2/datasets/{uuid}`). */
+const datasetByUuid = /^\/v[0-9]+\/datasets\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(\/[^/]*)?$/
+
 /**
- * Records the mutation `request` made, if it is one (see `activityOf`). A store that fails
- * here loses the entry, not the mutation: it is logged and the answer goes out.
+ * The dataset's v2 number, so that its entries name it one way whichever path the mutation
+ * took (v1 UUID or v2 number). Read before the handler runs: a deletion leaves nothing to look up.
+ */
+const datasetNumber = (store: StoreService, uuid: string): Effect.Effect<string | null> =>
+  store.dataset(uuid.toLowerCase()).pipe(
+    Effect.map(Option.match({ onNone: () => null, onSome: (dataset) => String(dataset.number) })),
+    Effect.catchAll(() => Effect.succeed(null))
+  )
+
+/**
+ * Runs `app` and records the mutation `request` made, if it is one (see `activityOf`). A store
+ * that fails here loses the entry, not the mutation: it is logged and the answer goes out.
+ * Ingestion (`POST .../data`) is never logged and costs nothing here.
  *
  * @since 0.1.0
  */
-export const recordMutation = (
+export const recordingMutation = <E, R>(
   store: StoreService,
   request: { readonly method: string; readonly url: string },
-  response: HttpServerResponse.HttpServerResponse
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+  if (reads.has(request.method)) return app
+  const path = request.url.split("?")[0]!
+  const byUuid = datasetByUuid.exec(path)
+  if (byUuid === null || (request.method === "POST" && byUuid[2] === "/data")) {
+    return Effect.tap(app, (response) => record(store, request.method, path, response, null))
+  }
+  return Effect.flatMap(
+    datasetNumber(store, byUuid[1]!),
+    (number) => Effect.tap(app, (response) => record(store, request.method, path, response, number))
+  )
+}
+
+const record = (
+  store: StoreService,
+  method: string,
+  path: string,
+  response: HttpServerResponse.HttpServerResponse,
+  datasetNumber: string | null
 ): Effect.Effect<void> => {
-  if (reads.has(request.method) || response.status >= 300) return Effect.void
+  if (response.status >= 300) return Effect.void
   return Effect.gen(function*() {
     const actor = yield* FiberRef.get(CurrentActor)
     if (actor === undefined || (yield* FiberRef.get(Replayed))) return
-    const path = request.url.split("?")[0]!
-    const activity = activityOf({ method: request.method, path }, actor.userId, request.method === "POST" ? createdIdOf(response) : null)
+    const activity = activityOf({ method, path }, actor.userId, method === "POST" ? createdIdOf(response) : null)
     if (activity === undefined) return
+    const resourceId = activity.resourceType === "dataset" && activity.resourceId !== null
+      ? datasetNumber ?? (yield* numberOfCreated(store, activity.resourceId))
+      : activity.resourceId
     yield* store.recordActivity({
       organizationId: actor.organizationId,
       ...activity,
+      resourceId,
       isSystem: false,
       user: { id: actor.userId, name: actor.userName },
-      details: { method: request.method, path }
+      details: { method, path }
     }).pipe(Effect.catchAll((error) => Effect.logWarning("activity not recorded", error.message)))
   })
 }
+
+/** A dataset created through v1 answers with its UUID; the log names it by number. */
+const numberOfCreated = (store: StoreService, id: string): Effect.Effect<string> =>
+  /^[0-9]+$/.test(id) ? Effect.succeed(id) : Effect.map(datasetNumber(store, id), (number) => number ?? id)

@@ -37,7 +37,7 @@ import { type FaultSpec, makeInjector } from "./faults.js"
 import { defaultWorkerOptions, type WorkerOptions, workersLayer } from "./services/ingestions.js"
 import * as MemoryStore from "./store/memory.js"
 import { Store, type StoreError } from "./store/Store.js"
-import { recordMutation } from "./activity.js"
+import { recordingMutation } from "./activity.js"
 import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from "./v1.js"
 import { V2AuthLive } from "./v2/auth.js"
 import { V2DataSourcesLive } from "./v2/dataSources.js"
@@ -129,7 +129,7 @@ const errorEnvelopes = (maxBodyBytes: number, faults: FaultSpec | undefined) =>
         }
         const handled = Effect.catchAllCause(
           // Every successful mutation is logged here, once for all routes (`activity.ts`).
-          Effect.tap(app, (response) => recordMutation(store, request, response)),
+          recordingMutation(store, request, app),
           (cause) => toWireError(cause, request.url)
         )
         return inject === undefined ? handled : inject(request, handled)

@@ -5,11 +5,13 @@
  */
 import { randomBytes } from "node:crypto"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Data, Effect, ParseResult, Schema } from "effect"
+import { Data, Effect, Either, ParseResult, Schema } from "effect"
 import { Role } from "../api/security.js"
 import { DateRange } from "../api/v2/boards.js"
 import { AppliedFilters } from "../api/v2/metrics.js"
+import { formatPath, parseIssues } from "../internal/issues.js"
 import { isTimezone } from "../timezones.js"
+import { mergeUserMetadata } from "./internal/profiles.js"
 import { defaultLimits, defaultPlan, Store, type StoreError } from "./store/Store.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
@@ -22,7 +24,17 @@ const SeedUser = Schema.Struct({
   role: Role,
   apiKeys: Schema.Array(NonEmpty),
   timezone: Schema.optional(NonEmpty.pipe(Schema.filter((zone) => isTimezone(zone) || "must be an IANA time zone"))),
-  metadata: Schema.optional(Schema.Struct({ department: Nullable, title: Nullable, role: Nullable }))
+  /** As `PATCH /v2/profile` takes it: any of the three, by the same rules (see `/v2/profile/metadata-options`). */
+  metadata: Schema.optional(
+    Schema.Struct({ department: Schema.optional(Nullable), title: Schema.optional(Nullable), role: Schema.optional(Nullable) }).pipe(
+      Schema.filter((metadata) =>
+        Either.match(mergeUserMetadata(null, metadata), {
+          onLeft: (error) => ({ path: [error.field.replace(/^metadata\./, "")], message: error.message }),
+          onRight: () => true
+        })
+      )
+    )
+  )
 })
 
 const Limit = Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0, { message: () => "must be 0 or more (null: unlimited)" })))
@@ -34,9 +46,17 @@ const SeedPlan = Schema.Struct({
   billingEmail: Schema.optionalWith(Nullable, { default: () => null })
 })
 
+/** `2026-01-31` or `2026-01-31T09:00:00Z` / `...+02:00`, a real day and time. */
+const isIsoDate = (text: string): boolean =>
+  /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) &&
+  !Number.isNaN(Date.parse(text)) && new Date(Date.parse(text.slice(0, 10))).toISOString().startsWith(text.slice(0, 10))
+
 const SeedInvoice = Schema.Struct({
   invoiceId: Schema.optionalWith(Nullable, { default: () => null }),
-  date: Schema.optionalWith(Nullable, { default: () => null }),
+  /** A day (`2026-01-31`) or a time (`2026-01-31T09:00:00Z`). */
+  date: Schema.optionalWith(Schema.NullOr(Schema.String.pipe(Schema.filter(isIsoDate, { message: () => "must be a date (2026-01-31) or an ISO 8601 time" }))), {
+    default: () => null
+  }),
   amount: Schema.Number,
   status: NonEmpty,
   receiptNumber: Schema.optionalWith(Nullable, { default: () => null }),
@@ -95,6 +115,22 @@ export const SeedConnection = Schema.Struct({
   status: Schema.optional(Schema.Literal("active", "error"))
 })
 
+/** The seed's own users and accounts count against its limits: a limit they are over is an error. */
+const withinLimits = (org: {
+  readonly users: ReadonlyArray<unknown>
+  readonly accounts: ReadonlyArray<unknown>
+  readonly limits?: { readonly users?: number | null | undefined; readonly accounts?: number | null | undefined } | undefined
+}) => {
+  const over = (["users", "accounts"] as const).flatMap((kind) => {
+    const limit = org.limits?.[kind]
+    const count = org[kind].length
+    return limit === undefined || limit === null || count <= limit
+      ? []
+      : [{ path: ["limits", kind], message: `the seed gives ${count} ${count === 1 ? kind.slice(0, -1) : kind}, over the limit of ${limit}` }]
+  })
+  return over.length === 0 || over
+}
+
 const SeedOrganization = Schema.Struct({
   name: NonEmpty,
   accounts: Schema.NonEmptyArray(SeedAccount),
@@ -111,7 +147,7 @@ const SeedOrganization = Schema.Struct({
   })),
   /** `GET /v2/billing/invoices`, in this order. */
   invoices: Schema.optional(Schema.Array(SeedInvoice))
-})
+}).pipe(Schema.filter(withinLimits))
 
 /**
  * The seed file's shape. Unknown fields are an error, so a typo does not pass silently.
@@ -164,21 +200,7 @@ export const loadSeed = (path: string): Effect.Effect<Seed, SeedError, FileSyste
   })
 
 const describeIssues = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => `${formatPath(issue.path) || "(top level)"}: ${issue.message}`)
-    .join("; ")
-
-/**
- * `["organizations", 0, "users"]` -> `organizations[0].users`.
- *
- * @since 0.1.0
- */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (text, segment) =>
-      typeof segment === "number" ? `${text}[${segment}]` : text === "" ? String(segment) : `${text}.${String(segment)}`,
-    ""
-  )
+  parseIssues(error).map((issue) => `${formatPath(issue.path) || "(top level)"}: ${issue.message}`).join("; ")
 
 /**
  * A fresh development key: `trb_` and 32 hex characters.
@@ -225,8 +247,11 @@ export const applySeed = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
           invoices: org.invoices ?? []
         })
         for (const account of org.accounts) yield* store.ensureAccount(organization.id, account)
-        for (const { apiKeys, ...user } of org.users) {
-          const { id } = yield* store.ensureUser(organization.id, user)
+        for (const { apiKeys, metadata, ...user } of org.users) {
+          const { id } = yield* store.ensureUser(organization.id, {
+            ...user,
+            metadata: metadata === undefined ? undefined : Either.getOrElse(mergeUserMetadata(null, metadata), () => null)
+          })
           for (const key of apiKeys) yield* store.ensureApiKey(key, id)
         }
       }), { discard: true }))

@@ -194,6 +194,18 @@ layer(serverLayer(), { excludeTestServices: true })("v1 reference server through
         expect(byNumber.body.errors[0]).toMatchObject({ code: "invalid_input", field: "datasetId" })
       }))
 
+    it.effect("UUIDs in paths are read in any case: the dataset, its ingestion route and its ingestions", () =>
+      Effect.gen(function*() {
+        const { admin, datasetId } = yield* acmeDataset(["id"])
+        const upper = datasetId.toUpperCase()
+        expect((yield* admin.v1.v1Datasets.getDataset({ path: { datasetId: upper } })).id).toBe(datasetId)
+        const accepted = yield* admin.v1.v1Datasets.ingest({ path: { datasetId: upper }, payload: { records: [{ id: 1 }] }, headers: {} })
+        const detail = yield* awaitIngestionV1(admin, upper, accepted.ingestionId.toUpperCase())
+        expect(detail).toMatchObject({ ingestionId: accepted.ingestionId, status: "success" })
+        const { ingestions } = yield* admin.v1.v1Datasets.listIngestions({ path: { datasetId: upper }, urlParams: {} })
+        expect(ingestions.map((i) => i.ingestionId)).toEqual([accepted.ingestionId])
+      }))
+
     it.effect("GET /v1/datasets/{datasetId}: 404 for an unknown id, another organization's and a private one", () =>
       Effect.gen(function*() {
         const { admin, datasetId } = yield* acmeDataset()

@@ -10,13 +10,13 @@ import { Store } from "../../src/server/store/Store.js"
 import { clientFor, rawRequest, serverLayer } from "../support/server.js"
 import { storeLayer, testStoreKind } from "../support/stores.js"
 
-/** The `_tag`, first `code` and first `field` of a failed call. */
+/** The `_tag`, first `code`, `field` and `message` of a failed call. */
 const failure = <A, E extends { readonly _tag: string }>(call: Effect.Effect<A, E>) =>
   Effect.map(Effect.flip(call), (error) => {
     const first = "errors" in error
-      ? (error.errors as ReadonlyArray<{ readonly code: string | null; readonly field: string | null }>)[0]
+      ? (error.errors as ReadonlyArray<{ readonly code: string | null; readonly field: string | null; readonly message: string }>)[0]
       : undefined
-    return { tag: error._tag, code: first?.code ?? null, field: first?.field ?? null }
+    return { tag: error._tag, code: first?.code ?? null, field: first?.field ?? null, message: first?.message ?? null }
   })
 
 /** A raw request (for bodies the typed client refuses to send): status and first field. */
@@ -86,7 +86,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
         const org = admin.v2.v2Organization
         const before = (yield* org.get()).data
         expect(yield* failure(org.update({ payload: { address: { country: "XX" } } })))
-          .toEqual({ tag: "BadRequest", code: "invalid_input", field: "address.country" })
+          .toMatchObject({ tag: "BadRequest", code: "invalid_input", field: "address.country" })
         expect(yield* failure(org.update({ payload: { metadata: { industry: ["spaceships"] } } })))
           .toMatchObject({ tag: "BadRequest", field: "metadata.industry" })
         expect(yield* failure(org.update({ payload: { settings: { calendar: "gregorian", fiscalYearStart: { month: 1, day: 1 } } } })))
@@ -171,6 +171,27 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
         ])
       }))
 
+    it.effect("names a dataset by its v2 number whichever path changed it (v1 UUID, v2 UUID, v2 number)", () =>
+      Effect.gen(function*() {
+        const { admin } = yield* clients
+        const source = yield* admin.v1.v1DataSources.createDataSource({ payload: { title: unique("v1 source") } })
+        const created = yield* admin.v1.v1Datasets.createDataset({ payload: { title: "Orders", dataSourceId: source.id, primaryKeys: ["id"] } })
+        const uuid = created.id
+        const number = String((yield* admin.v2.v2Datasets.get({ path: { id: uuid } })).data.id)
+        yield* admin.v2.v2Datasets.update({ path: { id: uuid.toUpperCase() }, payload: { name: "Orders 2" } })
+        yield* admin.v2.v2Datasets.update({ path: { id: Number(number) }, payload: { name: "Orders 3" } })
+        yield* admin.v1.v1Datasets.purgeDataset({ path: { datasetId: uuid } })
+        yield* admin.v1.v1Datasets.deleteDataset({ path: { datasetId: uuid } })
+        const entries = (yield* admin.v2.v2Organization.activityLog({ urlParams: { pageSize: 5, resourceType: "dataset" } })).data.items
+        expect(entries.map((e) => [e.action, e.resourceId])).toEqual([
+          ["dataset.deleted", number],
+          ["dataset.purge", number],
+          ["dataset.updated", number],
+          ["dataset.updated", number],
+          ["dataset.created", number]
+        ])
+      }))
+
     it.effect("filters by date; a bad date is 400; admins only; organizations apart", () =>
       Effect.gen(function*() {
         const { admin, globex, viewer } = yield* clients
@@ -221,6 +242,15 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
         const dataSource = yield* admin.v2.v2DataSources.create({ payload: { name: unique("In client") }, headers: { "x-account-id": id } })
         const ofAccount = yield* admin.v1.v1Accounts.listDataSources({ path: { accountId: id } })
         expect(ofAccount.dataSources.map((d) => d.id)).toContain(dataSource.data.id)
+        // One spelling per id, as in paths: anything else is 400 naming the header.
+        for (const spelling of [`${id}.0`, `${id}e0`, `0${id}`, "-1", "0", "0x1"]) {
+          const answer = yield* rawRequest("/v2/data-sources", {
+            method: "POST",
+            headers: { "x-api-key": "acme-admin", "content-type": "application/json", "x-account-id": spelling },
+            body: JSON.stringify({ name: unique("Spelled") })
+          })
+          expect([spelling, answer.status, answer.body.errors[0].field]).toEqual([spelling, 400, "x-account-id"])
+        }
         expect(yield* failure(admin.v2.v2Accounts.delete({ path: { id } })))
           .toMatchObject({ tag: "Conflict", code: "account_not_empty" })
         yield* admin.v2.v2DataSources.delete({ path: { id: dataSource.data.id } })
@@ -235,6 +265,9 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
         expect((yield* failure(globex.v2.v2Accounts.get({ path: { id: acme.id } }))).tag).toBe("NotFound")
         expect((yield* failure(globex.v2.v2Accounts.delete({ path: { id: acme.id } }))).tag).toBe("NotFound")
         expect(yield* raw("POST", "/v2/accounts", "acme-admin", { name: "  " })).toEqual({ status: 400, field: "name" })
+        const sorted = yield* rawRequest("/v2/accounts?sortBy=bogus", { headers: { "x-api-key": "acme-admin" } })
+        expect([sorted.status, sorted.body.errors[0].field, sorted.body.errors[0].message])
+          .toEqual([400, "sortBy", "sortBy: Expected \"name\" | \"website\" | \"managedBy\", actual \"bogus\""])
         const globexAccounts = (yield* globex.v2.v2Accounts.list({ urlParams: {} })).data.items
         expect(globexAccounts).toHaveLength(1)
         expect(yield* failure(globex.v2.v2Accounts.delete({ path: { id: globexAccounts[0]!.id } })))
@@ -252,7 +285,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
         expect(invited.data).toEqual({ id: expect.any(Number), name: "Nia", email, role: "editor" })
         expect((yield* admin.v2.v2Users.create({ payload: { email, role: "editor", name: "Nia" }, headers })).data.id).toBe(invited.data.id)
         expect(yield* failure(admin.v2.v2Users.create({ payload: { email: email.toUpperCase(), role: "viewer" }, headers: {} })))
-          .toEqual({ tag: "Conflict", code: "duplicate_record", field: "email" })
+          .toMatchObject({ tag: "Conflict", code: "duplicate_record", field: "email" })
         expect(yield* raw("POST", "/v2/users", "acme-admin", { email: "not-an-email", role: "viewer" }))
           .toEqual({ status: 400, field: "email" })
         expect(yield* raw("POST", "/v2/users", "acme-admin", { email: "x@acme.test", role: "owner" }))
@@ -268,7 +301,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 organization, accounts, 
       Effect.gen(function*() {
         const { editor, viewer } = yield* clients
         expect(yield* failure(editor.v2.v2Users.create({ payload: { email: `${unique("a")}@acme.test`, role: "admin" }, headers: {} })))
-          .toMatchObject({ tag: "Forbidden", code: "access_denied", field: "role" })
+          .toMatchObject({ tag: "Forbidden", code: "access_denied", field: "role", message: "an editor may invite viewers only, not an admin" })
         const invited = yield* editor.v2.v2Users.create({ payload: { email: `${unique("v")}@acme.test`, role: "viewer" }, headers: {} })
         expect(invited.data.role).toBe("viewer")
         expect((yield* failure(viewer.v2.v2Users.create({ payload: { email: `${unique("w")}@acme.test`, role: "viewer" }, headers: {} }))).tag)

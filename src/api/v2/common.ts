@@ -137,9 +137,8 @@ export const SyncFrequencyUpdate = Schema.Struct({ syncInterval: Schema.Int }).a
  */
 export const AccountHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
-  "x-account-id": Schema.optional(
-    Schema.NumberFromString.pipe(Schema.int()).annotations({ jsonSchema: { type: "integer" } })
-  )
+  // As path ids: `2.0`, `1e1`, `-1`, `0` and ` 2` are not account ids.
+  "x-account-id": Schema.optional(IntegerId)
 })
 
 /**

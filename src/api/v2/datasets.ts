@@ -7,7 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IngestRecord, MaxRecordsPerIngestion, PlainText, Timestamp, UuidId } from "../common.js"
+import { IngestRecord, MaxRecordsPerIngestion, PlainText, Timestamp, UuidId, UuidAnyCase } from "../common.js"
 import { Forbidden, Unprocessable } from "../errors.js"
 import {
   DataResponse,
@@ -212,7 +212,7 @@ export const IngestionStatistics = Schema.Struct({
 
 const Detail = DataResponse(DatasetDetail, "DatasetDetailResponse")
 const Message = DataResponse(Schema.Struct({ message: Schema.String }), "DatasetMessageResponse")
-const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidId })
+const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidAnyCase })
 
 /** @since 0.1.0 */
 export class V2Datasets extends HttpApiGroup.make("v2Datasets")

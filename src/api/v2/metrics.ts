@@ -11,7 +11,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { PlainText, UuidId } from "../common.js"
+import { PlainText, UuidAnyCase } from "../common.js"
 import { Forbidden, Unprocessable } from "../errors.js"
 import { DataResponse, IdempotencyHeaders, Name, PageParams, PageResponse, Pagination, SortOrder } from "./common.js"
 import { ColumnType, VerificationDetail } from "./datasets.js"
@@ -147,7 +147,7 @@ export const CreateMetricRequest = Schema.Struct({
   /** The dataset's number (its v2 id), or its UUID. */
   datasetId: Schema.Union(
     Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)),
-    UuidId
+    UuidAnyCase
   ),
   measure: MetricColumn,
   date: MetricColumn,

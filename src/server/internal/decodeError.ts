@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { failWith } from "../request.js"
-import { formatPath } from "../seed.js"
+import { formatPath, type Issue, tidyIssues } from "../../internal/issues.js"
 
 const maxMessageLength = 300
 
@@ -12,18 +12,13 @@ const maxMessageLength = 300
 export const truncate = (text: string): string =>
   text.length > maxMessageLength ? `${text.slice(0, maxMessageLength)}…` : text
 
-/** One issue of a failed decode, as `ParseResult.ArrayFormatter` gives it. */
-export interface DecodeIssue {
-  readonly path: ReadonlyArray<PropertyKey>
-  readonly message: string
-}
 
 /**
  * The first decode issue names the field (`records[3]`, `timezone`, `datasetId`). A v2
  * `{id}` that cannot be an id names no resource at all: 404, as for any unknown id.
  */
-export const badRequestFromDecode = (issues: ReadonlyArray<DecodeIssue>, url: string) => {
-  const issue = issues[0]
+export const badRequestFromDecode = (issues: ReadonlyArray<Issue>, url: string) => {
+  const issue = tidyIssues(issues)[0]
   if (url.startsWith("/v2/") && issue !== undefined && issue.path.length === 1 && (issue.path[0] === "id" || issue.path[0] === "ingestionId")) {
     return failWith("NotFound", { code: "not_found", message: `no resource has the id given in the path (${issue.message})` })
   }

@@ -22,6 +22,7 @@
  *
  * @since 0.1.0
  */
+import { withArticle } from "../../internal/text.js"
 import { functionByName } from "./functions.js"
 import { compareValues, type FormulaType, type Value } from "./values.js"
 
@@ -463,7 +464,7 @@ const typed = (expr: Expr, columnType: (id: string) => FormulaType | undefined):
       const arg = typed(expr.arg, columnType)
       const wanted: FormulaType = expr.op === "-" ? "number" : "boolean"
       if (!compatible(arg.type, wanted)) {
-        throw new FormulaError(expr.arg.position, `${expr.op} needs a ${wanted}, not a ${typeName(arg.type)}`)
+        throw new FormulaError(expr.arg.position, `${expr.op} needs ${withArticle(wanted)}, not ${withArticle(typeName(arg.type))}`)
       }
       return { _tag: "Unary", op: expr.op, arg, type: wanted }
     }
@@ -487,19 +488,19 @@ const typed = (expr: Expr, columnType: (id: string) => FormulaType | undefined):
         case "/":
         case "%":
           if (!compatible(l, "number")) {
-            throw new FormulaError(expr.left.position, `${expr.op} needs numbers, not a ${typeName(l)} (use CONCAT for text)`)
+            throw new FormulaError(expr.left.position, `${expr.op} needs numbers, not ${withArticle(typeName(l))} (use CONCAT for text)`)
           }
           if (!compatible(r, "number")) {
-            throw new FormulaError(expr.right.position, `${expr.op} needs numbers, not a ${typeName(r)}`)
+            throw new FormulaError(expr.right.position, `${expr.op} needs numbers, not ${withArticle(typeName(r))}`)
           }
           return node("number")
         case "AND":
         case "OR":
           if (!compatible(l, "boolean")) {
-            throw new FormulaError(expr.left.position, `${expr.op} needs conditions, not a ${typeName(l)}`)
+            throw new FormulaError(expr.left.position, `${expr.op} needs conditions, not ${withArticle(typeName(l))}`)
           }
           if (!compatible(r, "boolean")) {
-            throw new FormulaError(expr.right.position, `${expr.op} needs conditions, not a ${typeName(r)}`)
+            throw new FormulaError(expr.right.position, `${expr.op} needs conditions, not ${withArticle(typeName(r))}`)
           }
           return node("boolean")
         default:

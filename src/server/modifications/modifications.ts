@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import { withArticle } from "../../internal/text.js"
 import type { Column, ColumnType, RecordValue, Row } from "../../records.js"
 import { isIsoDateTime } from "../../records.js"
 import {
@@ -350,7 +351,7 @@ const checkDataType = (
     const allowed = conversionsByPhysicalType[from].map((c) => c.outputLogicalType).join(", ")
     errors.push({
       field: `${field}.outputLogicalType`,
-      message: `a ${from} column cannot become "${change.outputLogicalType}"; allowed: ${allowed}`
+      message: `${withArticle(from)} column cannot become "${change.outputLogicalType}"; allowed: ${allowed}`
     })
     return
   }
@@ -360,7 +361,7 @@ const checkDataType = (
     errors.push({
       field: `${field}.inputFormat`,
       message: ids.length === 0
-        ? `a ${from} column becoming ${change.outputLogicalType} takes no input format (null)`
+        ? `${withArticle(from)} column becoming ${change.outputLogicalType} takes no input format (null)`
         : `unknown input format "${change.inputFormat}"; allowed: null, ${ids.join(", ")}`
     })
   }
@@ -513,7 +514,7 @@ export const compile = (schema: ReadonlyArray<Column>, definition: Modifications
       if (!filterRules[type].includes(condition.type)) {
         errors.push({
           field: `${at}.type`,
-          message: `"${condition.type}" is not a filter for a ${type} column; allowed: ${filterRules[type].join(", ")}`
+          message: `"${condition.type}" is not a filter for ${withArticle(type)} column; allowed: ${filterRules[type].join(", ")}`
         })
         return
       }

@@ -7,6 +7,7 @@
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { SyncIntervals } from "../../api/v2/common.js"
+import { withArticle } from "../../internal/text.js"
 import { isTimezone } from "../../timezones.js"
 import { now } from "../clock.js"
 import { InvalidField } from "../errors.js"
@@ -139,7 +140,7 @@ export const updateMetadata = (
       if (column.dataType !== "datetime") {
         return yield* invalid(
           "defaultTimeDimension",
-          `column "${timeDimension}" is a ${column.dataType} column; the default time dimension must be a datetime column`
+          `column "${timeDimension}" is ${withArticle(column.dataType)} column; the default time dimension must be a datetime column`
         )
       }
     }

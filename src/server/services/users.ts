@@ -11,6 +11,7 @@
  */
 import { Effect, Either, Option } from "effect"
 import type { Principal, Role } from "../../api/security.js"
+import { withArticle } from "../../internal/text.js"
 import { isTimezone } from "../../timezones.js"
 import { requireRole } from "../auth.js"
 import { AccessDenied, Conflict, Forbidden, InvalidField, NotFound } from "../errors.js"
@@ -72,7 +73,7 @@ export const inviteUser = (principal: Principal, input: { readonly email: string
   Effect.gen(function*() {
     yield* requireRole(principal, "editor", "invite users")
     if (principal.role !== "admin" && input.role !== "viewer") {
-      return yield* new AccessDenied({ field: "role", message: `a ${principal.role} may invite viewers only, not a ${input.role}` })
+      return yield* new AccessDenied({ field: "role", message: `${withArticle(principal.role)} may invite viewers only, not ${withArticle(input.role)}` })
     }
     yield* requireRoomFor(principal, "users")
     const email = input.email.trim()

@@ -12,7 +12,8 @@
  * @since 0.1.0
  * @internal
  */
-import { ParseResult } from "effect"
+import { Option, ParseResult } from "effect"
+import * as AST from "effect/SchemaAST"
 
 /**
  * One issue: where (`["lines", 1, "qty"]`) and what.
@@ -49,13 +50,63 @@ const expectation = (message: string): { readonly expected: string; readonly act
   return at < 0 ? undefined : { expected: message.slice("Expected ".length, at), actual: message.slice(at + ", actual ".length) }
 }
 
-/** The schema's name of a type, in words where it is an AST dump. */
-const expectedText = (expected: string): string =>
+/** The schema's name of a type, in words where it is an AST dump or the name of an object. */
+const expectedText = (expected: string, objects: ReadonlySet<string>): string =>
   expected.startsWith("ReadonlyArray<") || expected.startsWith("readonly [")
     ? "an array"
-    : expected.startsWith("{") || expected.includes("Struct (")
+    : expected.startsWith("{") || expected.includes("Struct (") || objects.has(expected)
     ? "an object"
     : expected
+
+/**
+ * The identifiers of the object schemas reachable from these: a struct named `MetricColumn`
+ * fails as `Expected MetricColumn, actual "amount"`, which a caller cannot act on, while
+ * `Expected an object` says what to send. Only formatted issues reach the API's error
+ * mapping, so the names are collected from the schemas once, up front.
+ *
+ * @since 0.1.0
+ */
+export const objectIdentifiers = (asts: Iterable<AST.AST>): ReadonlySet<string> => {
+  const names = new Set<string>()
+  const seen = new Set<AST.AST>()
+  const pending = [...asts]
+  const named = (ast: AST.AST) => {
+    const id = AST.getIdentifierAnnotation(ast)
+    if (Option.isSome(id)) names.add(id.value)
+  }
+  for (let ast = pending.pop(); ast !== undefined; ast = pending.pop()) {
+    if (seen.has(ast)) continue
+    seen.add(ast)
+    switch (ast._tag) {
+      case "TypeLiteral":
+        named(ast)
+        for (const property of ast.propertySignatures) pending.push(property.type)
+        for (const index of ast.indexSignatures) pending.push(index.type)
+        break
+      case "Union":
+        pending.push(...ast.types)
+        break
+      case "TupleType":
+        for (const element of ast.elements) pending.push(element.type)
+        for (const rest of ast.rest) pending.push(rest.type)
+        break
+      case "Refinement":
+        pending.push(ast.from)
+        break
+      case "Transformation":
+        if (AST.isTypeLiteral(ast.from) || AST.isTypeLiteral(ast.to)) named(ast)
+        pending.push(ast.from, ast.to)
+        break
+      case "Suspend":
+        pending.push(ast.f())
+        break
+      case "Declaration":
+        pending.push(...ast.typeParameters)
+        break
+    }
+  }
+  return names
+}
 
 const actualText = (actual: string): string => actual.length > maxActual ? `${actual.slice(0, maxActual)}…` : actual
 
@@ -64,10 +115,14 @@ const isOtherMember = (expected: string) => expected === "undefined" || expected
 
 /**
  * Folds a list of issues (see the module's comment); the order of first appearance is kept.
+ * `objects` names the object schemas (`objectIdentifiers`), said as "an object".
  *
  * @since 0.1.0
  */
-export const tidyIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {
+export const tidyIssues = (
+  issues: ReadonlyArray<Issue>,
+  objects: ReadonlySet<string> = new Set()
+): ReadonlyArray<Issue> => {
   const kept = issues.filter((issue) => {
     const parts = expectation(issue.message)
     if (parts === undefined || !isOtherMember(parts.expected)) return true
@@ -82,7 +137,7 @@ export const tidyIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> =
       continue
     }
     const key = formatPath(issue.path)
-    const expected = expectedText(parts.expected)
+    const expected = expectedText(parts.expected, objects)
     const same = merged.get(key)
     if (same !== undefined && same.actual === parts.actual) {
       if (!same.expected.includes(expected)) same.expected.push(expected)
@@ -100,5 +155,5 @@ export const tidyIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> =
  *
  * @since 0.1.0
  */
-export const parseIssues = (error: ParseResult.ParseError): ReadonlyArray<Issue> =>
-  tidyIssues(ParseResult.ArrayFormatter.formatErrorSync(error))
+export const parseIssues = (error: ParseResult.ParseError, objects?: ReadonlySet<string>): ReadonlyArray<Issue> =>
+  tidyIssues(ParseResult.ArrayFormatter.formatErrorSync(error), objects)

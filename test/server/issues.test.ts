@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { formatPath, parseIssues } from "../../src/internal/issues.js"
+import { formatPath, objectIdentifiers, parseIssues } from "../../src/internal/issues.js"
 
 const Order = Schema.Struct({
   id: Schema.String,
@@ -44,5 +44,24 @@ describe("parseIssues", () => {
   it.effect("keeps a missing key and messages of other forms as they are", () =>
     Effect.gen(function*() {
       expect(yield* issuesOf({ discount: 1 })).toEqual(["id: is missing"])
+    }))
+
+  it.effect("says 'an object' for a named object schema, found however deep it is nested", () =>
+    Effect.gen(function*() {
+      const Column = Schema.Struct({ id: Schema.String }).annotations({ identifier: "Column" })
+      const Id = Schema.String.annotations({ identifier: "ColumnId" })
+      const Body = Schema.Struct({
+        measure: Column,
+        byKey: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Array(Column)) })),
+        id: Id
+      })
+      const objects = objectIdentifiers([Body.ast])
+      expect([...objects]).toEqual(["Column"])
+      const error = yield* Effect.flip(Schema.decodeUnknown(Body, { errors: "all" })({ measure: "amount", byKey: { a: ["x"] }, id: 1 }))
+      expect(parseIssues(error, objects).map((issue) => `${formatPath(issue.path)}: ${issue.message}`)).toEqual([
+        "measure: Expected an object, actual \"amount\"",
+        "byKey.a[0]: Expected an object, actual \"x\"",
+        "id: Expected ColumnId, actual 1"
+      ])
     }))
 })

@@ -201,6 +201,14 @@ layer(serverLayer({ seed }), { excludeTestServices: true })("v2 metrics through 
           body: JSON.stringify({ sourceId, metricId: id, period: { startTimestamp: 10, endTimestamp: 5 } })
         })
         expect(bad.status).toBe(400)
+        // A column given by its id alone: the message says an object is expected, not the schema's name.
+        const bare = yield* rawRequest("/v2/metrics", {
+          method: "POST",
+          headers: { "x-api-key": "acme-admin", "content-type": "application/json" },
+          body: JSON.stringify({ ...revenue(datasetId), measure: "amount" })
+        })
+        expect(bare.status).toBe(400)
+        expect(bare.body.errors[0]).toMatchObject({ field: "measure", message: "measure: Expected an object, actual \"amount\"" })
       }))
 
     it.effect("a metric reads rows through the dataset's modifications: a calculated measure, a filter", () =>

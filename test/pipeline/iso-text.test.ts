@@ -2,7 +2,7 @@
  * The typed fast path writes dates as `toISOString` does (pure, no I/O).
  */
 import { describe, expect, it } from "vitest"
-import { isoText } from "../../src/pipeline/internal/fieldByField.js"
+import { dateOfText, isoText } from "../../src/pipeline/internal/fieldByField.js"
 
 describe("isoText", () => {
   it("writes what toISOString writes, across days, years, leap days and before 1970", () => {
@@ -27,5 +27,39 @@ describe("isoText", () => {
     expect(isoText(new Date(Date.UTC(10000, 0, 1)))).toBe("+010000-01-01T00:00:00.000Z")
     expect(isoText(new Date(-62_167_219_200_001))).toBe("-000001-12-31T23:59:59.999Z")
     expect(isoText(new Date(Number.NaN))).toBe("Invalid Date")
+  })
+})
+
+describe("dateOfText", () => {
+  const same = (text: string) => {
+    const expected = new Date(text).getTime()
+    const actual = dateOfText(text).getTime()
+    expect(Number.isNaN(actual) ? "invalid" : actual, text).toBe(Number.isNaN(expected) ? "invalid" : expected)
+  }
+
+  it("reads what new Date reads, for UTC timestamps of every part's range and a seeded walk of times", () => {
+    let seed = 7
+    for (let i = 0; i < 2_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      const iso = new Date(Math.floor((seed / 2 ** 31) * 253_402_300_800_000)).toISOString()
+      same(iso)
+      same(iso.slice(0, 19) + "Z")
+    }
+    for (const day of ["01", "28", "29", "30", "31", "00", "32"]) {
+      for (const month of ["01", "02", "04", "12", "00", "13"]) {
+        same(`2024-${month}-${day}T12:00:00Z`)
+        same(`2023-${month}-${day}T12:00:00.123Z`)
+      }
+    }
+  })
+
+  it("leaves every other form to new Date: offsets, local times, dates, years before 100, bad digits", () => {
+    for (
+      const text of [
+        "2026-11-01T10:00:00+02:00", "2026-11-01T10:00:00", "2026-11-01", "0099-05-01T00:00:00Z", "0000-01-01T00:00:00Z",
+        "2026-11-01T24:00:00Z", "2026-11-01T23:60:00Z", "2026-11-01T23:59:60Z", "2026-1a-01T00:00:00Z", "2026-11-01T10:00:00.5Z",
+        "2026-11-01T10:00:00.1234Z", "2026-11-01 10:00:00Z", "2026-11-01T10:00:00.12aZ", "not a date", "", "+002026-11-01T00:00:00Z"
+      ]
+    ) same(text)
   })
 })

@@ -89,6 +89,47 @@ export const isoText = (date: Date): string => {
   return `${lastDayText}${twoDigits[hours]}:${twoDigits[minutes]}:${twoDigits[seconds]}.${threeDigits[rest - seconds * 1000]}Z`
 }
 
+const digit = (text: string, at: number): number => {
+  const d = text.charCodeAt(at) - 48
+  // Far enough below 0 that any sum of digits it is part of stays below 0.
+  return d >= 0 && d <= 9 ? d : -10_000
+}
+const twoDigitsAt = (text: string, at: number): number => digit(text, at) * 10 + digit(text, at + 1)
+
+/**
+ * A date from its text, as `new Date(text)` reads it. The form timestamps mostly take,
+ * `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.sssZ` in UTC, is read from its digits; any other
+ * text, and the days 29 to 31 (where the month decides), go to `new Date`. 35 ns against 150
+ * for `new Date` on node 20; a test holds the two equal over seeded texts.
+ *
+ * @internal
+ */
+export const dateOfText = (text: string): Date => {
+  const length = text.length
+  if (
+    (length === 20 || (length === 24 && text.charCodeAt(19) === 46)) && text.charCodeAt(length - 1) === 90 &&
+    text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45 && text.charCodeAt(10) === 84 &&
+    text.charCodeAt(13) === 58 && text.charCodeAt(16) === 58
+  ) {
+    const century = twoDigitsAt(text, 0)
+    const year = twoDigitsAt(text, 2)
+    const month = twoDigitsAt(text, 5)
+    const day = twoDigitsAt(text, 8)
+    const hours = twoDigitsAt(text, 11)
+    const minutes = twoDigitsAt(text, 14)
+    const seconds = twoDigitsAt(text, 17)
+    const millis = length === 24 ? digit(text, 20) * 100 + twoDigitsAt(text, 21) : 0
+    // Years 0-99 are left out too: Date.UTC reads them as 1900-1999.
+    if (
+      century >= 1 && year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hours >= 0 && hours <= 23 &&
+      minutes >= 0 && minutes <= 59 && seconds >= 0 && seconds <= 59 && millis >= 0
+    ) {
+      return new Date(Date.UTC(century * 100 + year, month - 1, day, hours, minutes, seconds, millis))
+    }
+  }
+  return new Date(text)
+}
+
 /** What a compiled conversion answers when the value does not pass. */
 const failed: unique symbol = Symbol("tributary/Typed/failed")
 
@@ -107,8 +148,20 @@ const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: 
   if (ast === Schema.DateFromSelf.ast) return (u) => (u instanceof Date ? u : failed)
   if (ast === Schema.DateFromString.ast) {
     return direction === "decode"
-      ? (u) => (typeof u === "string" ? new Date(u) : failed)
+      ? (u) => (typeof u === "string" ? dateOfText(u) : failed)
       : (u) => (u instanceof Date ? isoText(u) : failed)
+  }
+  // `Schema.Date`: `DateFromString` refined to valid dates, in one step (the refinement's own
+  // filter, through its `Option`, cost 140 ns a record).
+  if (ast === Schema.Date.ast) {
+    const valid = (date: Date) => date.getTime() === date.getTime()
+    return direction === "decode"
+      ? (u) => {
+        if (typeof u !== "string") return failed
+        const date = dateOfText(u)
+        return valid(date) ? date : failed
+      }
+      : (u) => (u instanceof Date && valid(u) ? isoText(u) : failed)
   }
   switch (ast._tag) {
     case "Refinement": {
@@ -178,11 +231,13 @@ export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode")
     const out: Record<PropertyKey, unknown> = {}
     for (let i = 0; i < fields.length; i++) {
       const field = fields[i]!
-      if (!(field.name in record)) {
+      const value = record[field.name]
+      // One keyed load per field; `in` only for what is undefined (absent, or there as undefined).
+      if (value === undefined && !(field.name in record)) {
         if (field.optional) continue
         return undefined
       }
-      const converted = field.convert(record[field.name])
+      const converted = field.convert(value)
       if (converted === failed) return undefined
       out[field.name] = converted
     }

@@ -127,6 +127,14 @@ export class FrontServer extends Server {
   /** Set once the API's services are up; until then ingest requests go to the API. */
   ingestRoute: IngestRoute | undefined = undefined
 
+  /**
+   * Requests that arrived before the API was attached. The port is bound first and the API's
+   * handler attached once its layers are built (a few hundred milliseconds at start-up); node
+   * drops a request that nobody listens for, and its client waited forever. They wait here
+   * instead and are handed over, in order, as soon as the handler is there.
+   */
+  private early: Array<readonly [IncomingMessage, ServerResponse]> | undefined = []
+
   constructor(private readonly options: FrontOptions) {
     super({
       requestTimeout: options.requestTimeoutMillis,
@@ -135,6 +143,13 @@ export class FrontServer extends Server {
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, options.requestTimeoutMillis / 4))
     })
     this.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => this.clientError(error, socket))
+    this.on("newListener", (event: string | symbol) => {
+      if (event !== "request" || this.early === undefined) return
+      const early = this.early
+      this.early = undefined
+      // `newListener` comes before the listener is added: hand over once it is.
+      if (early.length > 0) queueMicrotask(() => early.forEach(([request, response]) => this.toApi(request, response)))
+    })
   }
 
   override emit(event: string, ...args: Array<any>): boolean {
@@ -144,7 +159,8 @@ export class FrontServer extends Server {
   }
 
   private toApi(request: IncomingMessage, response: ServerResponse) {
-    super.emit("request", request, response)
+    if (this.early !== undefined) this.early.push([request, response])
+    else super.emit("request", request, response)
   }
 
   private front(request: IncomingMessage, response: ServerResponse) {

@@ -212,6 +212,38 @@ describe("typed stages", () => {
       }
     }))
 
+  it.effect("decode answers what the whole schema answers for keys the generated code treats apart: symbols, odd names, __proto__", () =>
+    Effect.gen(function*() {
+      const tag = Symbol.for("tributary/test/tag")
+      const Odd = Schema.Struct({
+        "a \"quoted\" \\ key\n": Schema.String,
+        [tag]: Schema.Number,
+        after: Schema.optional(Schema.String),
+        last: Schema.Date
+      })
+      const Proto = Schema.Struct({ __proto__: Schema.Struct({ x: Schema.String }), id: Schema.String })
+      const inputs: Array<[Schema.Schema<any, any>, unknown]> = [
+        [Odd, { "a \"quoted\" \\ key\n": "x", [tag]: 1, last: "2026-11-02T10:00:00Z", extra: true }],
+        [Odd, { "a \"quoted\" \\ key\n": "x", [tag]: 1, after: "y", last: "2026-11-02T10:00:00Z" }],
+        [Odd, { "a \"quoted\" \\ key\n": "x", [tag]: "1", last: "2026-11-02T10:00:00Z" }],
+        [Odd, { "a \"quoted\" \\ key\n": "x", last: "2026-11-02T10:00:00Z" }],
+        [Proto, JSON.parse("{\"__proto__\":{\"x\":\"p\"},\"id\":\"i\"}")],
+        [Proto, { id: "i" }]
+      ]
+      for (const [schema, input] of inputs) {
+        const [got] = yield* collect(Stream.make<Array<Typed.Event<unknown>>>(record(0, input)).pipe(Typed.decode(schema)))
+        const expected = Schema.decodeUnknownEither(schema, { errors: "all" })(input)
+        if (Either.isRight(expected)) {
+          expect(got).toEqual({ _tag: "Record", position: at(0), value: expected.right })
+          const value = (got as { value: object }).value
+          expect(Reflect.ownKeys(value)).toEqual(Reflect.ownKeys(expected.right))
+          expect(Object.getPrototypeOf(value)).toEqual(Object.getPrototypeOf(expected.right))
+        } else {
+          expect(got).toMatchObject({ _tag: "Dead", letter: { reason: Typed.parseProblem("decode_failed", expected.left) } })
+        }
+      }
+    }))
+
   it.effect("encode: what the output schema encodes to is sent; a refinement that fails is a dead letter", () =>
     Effect.gen(function*() {
       const Out = Schema.Struct({ id: Schema.String, at: Schema.Date, qty: Schema.Int.pipe(Schema.positive()) })

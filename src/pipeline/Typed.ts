@@ -25,6 +25,7 @@ import { formatPath, parseIssues } from "../internal/issues.js"
 import type { Column, ColumnType } from "../records.js"
 import type { DeadLetter } from "./DeadLetter.js"
 import { fieldByField } from "./internal/fieldByField.js"
+import { wireWriter, writtenFor } from "./internal/wireWriter.js"
 import { type Element, type PartitionEvent, type Position, type Problem } from "./Source.js"
 import type { DatasetSchema } from "./validate.js"
 
@@ -143,6 +144,32 @@ export const encode: {
   schema: Schema.Schema<A, I, never>
 ): Stream.Stream<Event<I>, E, R> =>
   mapRecordsPure(self, convertWith(schema, "encode") as (element: Extract<Element<A>, { _tag: "Record" }>) => Event<I>))
+
+/**
+ * `encode` when the destination's schema is known: each record's wire text is written straight
+ * from the typed value, checked against `destination` on the way (`wireWriter`), and the
+ * element is marked as written for it, so that `validate` (`checkElement` with the same
+ * schema) sends the text as it is. Such an element's `value` is the typed record, not an
+ * encoded one: only its `json` is read after this. A record the writer leaves (anything it is
+ * not sure of) is encoded as `encode` does, and checked by `validate` as usual.
+ *
+ * Against `encode` then `validate`: 1.6 against 2.9 µs of CPU a record more than the untyped
+ * pipeline (1M records, see `docs/decisions.md`, "Typed records").
+ */
+const encodeFor = <A, I, E, R>(
+  self: Stream.Stream<Event<A>, E, R>,
+  schema: Schema.Schema<A, I, never>,
+  destination: DatasetSchema
+): Stream.Stream<Event<I>, E, R> => {
+  const generic = convertWith(schema, "encode") as (element: Extract<Element<A>, { _tag: "Record" }>) => Event<I>
+  const write = wireWriter(schema.ast, destination)
+  if (write === undefined) return mapRecordsPure(self, generic)
+  return mapRecordsPure(self, (element) => {
+    const json = write(element.value)
+    if (json === undefined) return generic(element)
+    return { _tag: "Record", position: element.position, value: element.value as unknown as I, json, [writtenFor]: destination }
+  })
+}
 
 // ---------------------------------------------------------------------------------------------
 // transforms
@@ -541,7 +568,15 @@ export const createDataset = <A, I extends { readonly [column: string]: Storable
  */
 export interface Records<E = never, R = never> {
   readonly columns: Either.Either<ReadonlyArray<DerivedColumn>, DatasetSchemaError>
-  readonly through: <E0, R0>(events: Stream.Stream<Event<unknown>, E0, R0>) => Stream.Stream<Event<unknown>, E0 | E | TransformError, R0 | R>
+  /**
+   * The typed stages over a source's events. Given the destination's schema (`run` gives it,
+   * after comparing it with the output schema), records are written for it in the encode
+   * stage: see `encodeFor`.
+   */
+  readonly through: <E0, R0>(
+    events: Stream.Stream<Event<unknown>, E0, R0>,
+    destination?: DatasetSchema
+  ) => Stream.Stream<Event<unknown>, E0 | E | TransformError, R0 | R>
 }
 
 /**
@@ -579,11 +614,11 @@ export const records: {
   readonly encode: Schema.Schema<any, any, never>
 }): Records<any, any> => ({
   columns: datasetColumns(options.encode),
-  through: (events) => {
+  through: (events, destination) => {
     const decoded = decode(events, options.decode)
     // The transform is written over a stream without errors or requirements (that is what it
     // may assume of its input); the source's own pass through it unchanged.
     const transformed = options.transform === undefined ? decoded : options.transform(decoded as Stream.Stream<Event<any>>)
-    return encode(transformed, options.encode)
+    return destination === undefined ? encode(transformed, options.encode) : encodeFor(transformed, options.encode, destination)
   }
 })

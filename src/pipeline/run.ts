@@ -349,11 +349,12 @@ export const run = <E, R, E2 = never, R2 = never>(
 
     // Numbering, the read clock, validation and the counters in one pass over each chunk.
     // Partition events pass through, in their place among the elements (and through the
-    // typed stages, which are the same combinators a hand-made pipeline uses).
+    // typed stages, which are the same combinators a hand-made pipeline uses). Typed records
+    // are written for `schema` by their encode stage, which `check` then trusts.
     const check = checkElement(schema)
     const elements: Stream.Stream<Typed.Event<unknown>, E | E2 | PipelineError, R | R2> = config.records === undefined
       ? source.events
-      : config.records.through(source.events)
+      : config.records.through(source.events, schema)
     const checked: Stream.Stream<Checked | PartitionEvent, E | E2 | PipelineError, R | R2> = Stream.mapChunks(
       elements,
       (chunk) => {

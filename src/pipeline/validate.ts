@@ -8,6 +8,7 @@ import { dual } from "effect/Function"
 import { checkRecord, type Column } from "../records.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter } from "./DeadLetter.js"
+import { writtenFor } from "./internal/wireWriter.js"
 import { type Element, elementPosition, isPartitionEvent, type PartitionEvent, type Position } from "./Source.js"
 
 /**
@@ -75,6 +76,10 @@ export const checkElement = (schema: DatasetSchema) => {
         seq,
         letter: { position: element.position, reason: element.problem, stage: "source", raw: element.raw }
       }
+    }
+    // Written and checked for this very schema by the typed encoder (`run` with typed records).
+    if ((element as { readonly [writtenFor]?: DatasetSchema })[writtenFor] === schema && element.json !== undefined) {
+      return { _tag: "Valid", seq, position: element.position, json: element.json }
     }
     const check = checkRecord(element.value, options)
     if (check._tag === "Invalid") {

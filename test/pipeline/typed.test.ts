@@ -20,7 +20,7 @@ import { idempotencyKey } from "../../src/pipeline/deliver.js"
 import { run } from "../../src/pipeline/run.js"
 import type { Element, Position, SourceElement } from "../../src/pipeline/Source.js"
 import * as Typed from "../../src/pipeline/Typed.js"
-import { sequence, validate } from "../../src/pipeline/validate.js"
+import { checkElement, type DatasetSchema, sequence, validate } from "../../src/pipeline/validate.js"
 import { clientFor, serverLayer } from "../support/server.js"
 
 const Line = Schema.Struct({ sku: Schema.String, qty: Schema.Int })
@@ -210,6 +210,55 @@ describe("typed stages", () => {
         if (Either.isRight(expected)) expect(encoded[i]).toEqual({ _tag: "Record", position: values[i]!.position, value: expected.right })
         else expect(encoded[i]).toMatchObject({ _tag: "Dead", letter: { reason: Typed.parseProblem("encode_failed", expected.left) } })
       }
+    }))
+
+  it.effect("records written for a destination: what encode, validate and JSON.stringify give, taken as they are by validate", () =>
+    Effect.gen(function*() {
+      const Out = Schema.Struct({
+        note: Schema.optional(Schema.NullOr(Schema.String)),
+        id: Schema.String,
+        at: Schema.Date,
+        from: Schema.optional(Schema.DateFromString),
+        qty: Schema.Int.pipe(Schema.between(0, 50)),
+        amount: Schema.Number,
+        kind: Schema.Literal("a", "b"),
+        tags: Schema.Array(Schema.String),
+        seen: Schema.NullOr(Schema.DateFromString)
+      })
+      const destination: DatasetSchema = {
+        columns: yield* Typed.datasetColumns(Out),
+        primaryKey: ["id"]
+      }
+      // Dates within the years 0-9999 (the arbitrary's span far beyond; those are among `odd`).
+      const inYears = (date: Date) => new Date(Math.abs(date.getTime()) % 253_402_300_800_000)
+      const good = FastCheck.sample(Arbitrary.make(Out), { numRuns: 400, seed: 20261125 }).map((value) => ({
+        ...value,
+        at: inYears(value.at),
+        seen: value.seen === null ? null : inYears(value.seen),
+        ...(value.from === undefined ? {} : { from: inYears(value.from) })
+      }))
+      const texts = ["plain", "quote \" and \\ slash", "line\nfeed", "\u0001", "lone \ud800", "pair \ud83d\ude00", "ünïcödé", ""]
+      const odd = [NaN, Infinity, -0, 1e21, 1.5, 51, new Date(Number.NaN), new Date(Date.UTC(10_000, 0, 1)), new Date(-62_167_219_200_001), null, undefined, [1], ["x", 2], {}, ...texts]
+      const spoiled = good.flatMap((value, i) => {
+        const keys = Object.keys(value) as Array<keyof typeof value>
+        const key = keys[i % keys.length]!
+        return [{ ...value, [key]: odd[i % odd.length] }, { ...value, id: texts[i % texts.length], tags: texts.slice(0, i % 4) }]
+      })
+      const inputs = [...good, ...spoiled, { ...good[0], extra: "dropped" }, Object.assign(Object.create(null), good[1])]
+      const records = Typed.records({ decode: Schema.Any, encode: Out })
+      const events = () => Stream.fromIterable(inputs.map((value, i) => record(i, value)))
+      const check = checkElement(destination)
+      const written = yield* collect(records.through(events(), destination))
+      const generic = yield* collect(records.through(events()))
+      let marked = 0
+      for (let i = 0; i < inputs.length; i++) {
+        const fast = written[i] as Element<unknown>
+        if (fast._tag === "Record" && fast.json !== undefined) marked++
+        expect(check(fast, i)).toEqual(check(generic[i] as Element<unknown>, i))
+      }
+      // Both paths are taken often (the rest: dates past 9999, numbers that are not finite, ...).
+      expect(marked).toBeGreaterThan(200)
+      expect(marked).toBeLessThan(inputs.length - 200)
     }))
 
   it.effect("decode answers what the whole schema answers for keys the generated code treats apart: symbols, odd names, __proto__", () =>

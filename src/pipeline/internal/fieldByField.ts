@@ -49,8 +49,10 @@ const guardOf = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
 
 const dayMillis = 86_400_000
 // 0000-01-01 and 10000-01-01: the years `toISOString` writes with four digits.
-const firstIsoMillis = -62_167_219_200_000
-const endIsoMillis = 253_402_300_800_000
+/** @internal */
+export const firstIsoMillis = -62_167_219_200_000
+/** @internal */
+export const endIsoMillis = 253_402_300_800_000
 const twoDigits = Array.from({ length: 100 }, (_, n) => (n < 10 ? `0${n}` : `${n}`))
 const threeDigits = Array.from({ length: 1000 }, (_, n) => `${n}`.padStart(3, "0"))
 
@@ -131,7 +133,8 @@ export const dateOfText = (text: string): Date => {
 }
 
 /** What a compiled conversion answers when the value does not pass. */
-const failed: unique symbol = Symbol("tributary/Typed/failed")
+/** @internal */
+export const failed: unique symbol = Symbol("tributary/Typed/failed")
 
 /**
  * A conversion compiled from an AST, one way, for what the fast path handles: guarded types
@@ -139,8 +142,10 @@ const failed: unique symbol = Symbol("tributary/Typed/failed")
  * functions answer at once (`Date`, `DateFromString`, `DateTimeUtc`) are run directly, in the
  * order Effect's parser runs them. Undefined for anything else (the field then goes through its
  * own schema).
+ *
+ * @internal
  */
-const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
+export const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
   const guard = guardOf(ast)
   if (guard !== undefined) return (u) => (guard(u) ? u : failed)
   // Dates, the usual datetime column, by hand: what Effect's own functions do, without the

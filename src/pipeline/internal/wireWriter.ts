@@ -16,7 +16,7 @@
  *
  * @internal
  */
-import { Either, ParseResult, Schema, type SchemaAST } from "effect"
+import { Either, ParseResult, Schema, SchemaAST } from "effect"
 import { type Column, isIsoDateTime } from "../../records.js"
 import { conversionOf, endIsoMillis, failed, firstIsoMillis, isoText } from "./fieldByField.js"
 
@@ -62,10 +62,36 @@ const jsonStrings = (values: unknown): string | undefined => {
   return `${out}]`
 }
 
-type Write = (value: unknown) => string | undefined
+/** A string's JSON text without its quotes (the generated code has them in its constants). */
+const unquoted = (text: string): string => (plain(text) ? text : JSON.stringify(text).slice(1, -1))
+
+/**
+ * How a field is written: `quoted` fields always encode to a string, and their writer gives its
+ * text without quotes, which the generated code keeps in the constants beside it (fewer
+ * strings made a record: the text is one concatenation of constants and values); `json` fields
+ * give their whole JSON text.
+ */
+type Written = { readonly quoted: boolean; readonly write: (value: unknown) => string | undefined }
+
+/** Whether every value of this (encoded) AST is a string. */
+const alwaysString = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return true
+    case "Literal":
+      return typeof ast.literal === "string"
+    case "Refinement":
+      return alwaysString(ast.from)
+    case "Union":
+      return ast.types.every(alwaysString)
+    default:
+      return false
+  }
+}
 
 /** An encoded value as JSON text for a column of this type, or undefined where `checkRecord` might object. */
-const encodedWriter = (dataType: Column["dataType"], nullable: boolean): Write => {
+const encodedWriter = (dataType: Column["dataType"], nullable: boolean): (e: unknown) => string | undefined => {
   switch (dataType) {
     case "string":
       return (e) => (typeof e === "string" ? jsonString(e) : e === null ? (nullable ? "null" : undefined) : jsonStrings(e))
@@ -75,6 +101,46 @@ const encodedWriter = (dataType: Column["dataType"], nullable: boolean): Write =
     case "datetime":
       return (e) =>
         typeof e === "string" ? (isIsoDateTime(e) ? jsonString(e) : undefined) : e === null && nullable ? "null" : undefined
+  }
+}
+
+/** How one field of the output schema is written into a column of `dataType`. */
+const writtenField = (type: SchemaAST.AST, dataType: Column["dataType"], nullable: boolean): Written | undefined => {
+  if (dataType === "datetime" && (type === Schema.Date.ast || type === Schema.DateFromString.ast)) {
+    // What the fast path encodes (`isoText` of a valid date) is valid ISO text by construction
+    // within these years: not read back to be checked (reading a string just written flattens it).
+    return {
+      quoted: true,
+      write: (v) => {
+        if (!(v instanceof Date)) return undefined
+        const time = v.getTime()
+        return time >= firstIsoMillis && time < endIsoMillis ? isoText(v) : undefined
+      }
+    }
+  }
+  // Fields the fast path does not convert go through their own schema (as in `fieldByField`).
+  const encodeField = ParseResult.encodeUnknownEither(Schema.make(type))
+  const convert = conversionOf(type, "encode") ?? ((u: unknown) => {
+    const result = encodeField(u)
+    return Either.isRight(result) ? result.right : failed
+  })
+  if (dataType !== "number" && alwaysString(SchemaAST.encodedAST(type))) {
+    const datetime = dataType === "datetime"
+    return {
+      quoted: true,
+      write: (v) => {
+        const e = convert(v)
+        return typeof e !== "string" || (datetime && !isIsoDateTime(e)) ? undefined : unquoted(e)
+      }
+    }
+  }
+  const write = encodedWriter(dataType, nullable)
+  return {
+    quoted: false,
+    write: (v) => {
+      const e = convert(v)
+      return e === failed ? undefined : write(e)
+    }
   }
 }
 
@@ -92,72 +158,65 @@ const indexLike = /^(?:0|[1-9]\d*)$/
 export const wireWriter = (ast: SchemaAST.AST, destination: Destination): ((value: unknown) => string | undefined) | undefined => {
   if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) return undefined
   const types = new Map(destination.columns.map((column) => [column.id, column.dataType]))
-  const fields: Array<{ readonly key: string; readonly optional: boolean; readonly write: Write }> = []
+  const fields: Array<Written & { readonly key: string; readonly optional: boolean }> = []
   for (const field of ast.propertySignatures) {
     const name = field.name
     if (typeof name !== "string" || indexLike.test(name)) return undefined
     const dataType = types.get(name)
     if (dataType === undefined) return undefined
     const key = destination.primaryKey.includes(name)
-    const nullable = !key
-    // A primary key that is absent is checkRecord's to refuse: such a field is written as required.
-    const optional = field.isOptional && !key
-    if (dataType === "datetime" && (field.type === Schema.Date.ast || field.type === Schema.DateFromString.ast)) {
-      // What the fast path encodes (`isoText` of a valid date) and is valid ISO text by
-      // construction within these years: not read back to be checked.
-      fields.push({
-        key: name,
-        optional,
-        write: (v) => {
-          if (!(v instanceof Date)) return undefined
-          const time = v.getTime()
-          return time >= firstIsoMillis && time < endIsoMillis ? `"${isoText(v)}"` : undefined
-        }
-      })
-      continue
-    }
-    // Fields the fast path does not convert go through their own schema (as in `fieldByField`).
-    const encodeField = ParseResult.encodeUnknownEither(Schema.make(field.type))
-    const convert = conversionOf(field.type, "encode") ?? ((u: unknown) => {
-      const result = encodeField(u)
-      return Either.isRight(result) ? result.right : failed
-    })
-    const write = encodedWriter(dataType, nullable)
-    fields.push({
-      key: name,
-      optional,
-      write: (v) => {
-        const e = convert(v)
-        return e === failed ? undefined : write(e)
-      }
-    })
+    // A primary key that is absent, or null, is checkRecord's to refuse: written as required.
+    const written = writtenField(field.type, dataType, !key)
+    if (written === undefined) return undefined
+    fields.push({ ...written, key: name, optional: field.isOptional && !key })
   }
   // Generated: the keys as constants, each field's writer its own call site (so it can be
-  // inlined), the text one concatenation.
+  // inlined), and the text one concatenation of constants and values. A comma goes before a
+  // field when one was written before it: known here from the first required field on, kept
+  // in `sep` before it.
+  const firstRequired = fields.findIndex((field) => !field.optional)
   const lines = ["if (typeof input !== \"object\" || input === null || Array.isArray(input)) return undefined"]
+  if (firstRequired !== 0) lines.push("let sep = \"\"")
+  // The text's parts: constants (merged when side by side) and the names of values.
+  const parts: Array<{ readonly constant: string } | { readonly value: string }> = [{ constant: "{" }]
   fields.forEach((field, i) => {
     const key = JSON.stringify(field.key)
-    const prefix = JSON.stringify(`${i === 0 ? "" : ","}${key}:`)
+    const quote = field.quoted ? "\"" : ""
+    // Undefined: the comma is `sep`'s (before the first required field, when there is one).
+    const comma = firstRequired === -1 || i <= firstRequired ? (i === 0 && !field.optional ? "" : undefined) : ","
     lines.push(`const v${i} = input[${key}]`)
     if (field.optional) {
       // Absent: no key. There as undefined: the generic path decides.
+      const open = comma === undefined ? `sep + ${JSON.stringify(`${key}:${quote}`)}` : JSON.stringify(`${comma}${key}:${quote}`)
       lines.push(`let p${i} = ""`)
-      lines.push(`if (v${i} !== undefined) { const t = w${i}(v${i}); if (t === undefined) return undefined; p${i} = ${prefix} + t }`)
+      lines.push(
+        `if (v${i} !== undefined) { const t = w${i}(v${i}); if (t === undefined) return undefined; ` +
+          `p${i} = ${open} + t${quote === "" ? "" : ` + ${JSON.stringify(quote)}`}${comma === undefined ? "; sep = \",\"" : ""} }`
+      )
       lines.push(`else if (${key} in input) return undefined`)
+      parts.push({ value: `p${i}` })
     } else {
       lines.push(`if (v${i} === undefined) return undefined`)
       lines.push(`const t${i} = w${i}(v${i})`)
       lines.push(`if (t${i} === undefined) return undefined`)
-      lines.push(`const p${i} = ${prefix} + t${i}`)
+      if (comma === undefined) parts.push({ value: "sep" })
+      parts.push({ constant: `${comma ?? ""}${key}:${quote}` }, { value: `t${i}` }, { constant: quote })
     }
   })
-  const body = fields.map((_, i) => `p${i}`).join(" + ")
-  // Without a first field the others start with a comma, cut here.
-  lines.push(
-    fields[0]!.optional
-      ? `const body = ${body}\nreturn body === "" ? "{}" : "{" + (body.charCodeAt(0) === 44 ? body.slice(1) : body) + "}"`
-      : `return "{" + ${body} + "}"`
-  )
+  parts.push({ constant: "}" })
+  const merged: Array<string> = []
+  let constant = ""
+  for (const part of parts) {
+    if ("constant" in part) {
+      constant += part.constant
+      continue
+    }
+    if (constant !== "") merged.push(JSON.stringify(constant))
+    constant = ""
+    merged.push(part.value)
+  }
+  merged.push(JSON.stringify(constant))
+  lines.push(`return ${merged.join(" + ")}`)
   try {
     const make = new Function(...fields.map((_, i) => `w${i}`), `"use strict"\nreturn function write(input) {\n${lines.join("\n")}\n}`)
     return make(...fields.map((field) => field.write))

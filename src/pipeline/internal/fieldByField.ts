@@ -56,6 +56,13 @@ export const endIsoMillis = 253_402_300_800_000
 const twoDigits = Array.from({ length: 100 }, (_, n) => (n < 10 ? `0${n}` : `${n}`))
 const threeDigits = Array.from({ length: 1000 }, (_, n) => `${n}`.padStart(3, "0"))
 
+// "HH:MM:" for every minute of a day, and "SS.000Z" for every whole second (timestamps mostly
+// are): a time of day is two strings joined to the day's text, not eight (each string made is
+// what the collector pays for; the typed benchmark made 227 young-generation collections for 1M
+// records against 125 untyped).
+const minuteTexts = Array.from({ length: 1440 }, (_, m) => `${twoDigits[Math.floor(m / 60)]}:${twoDigits[m % 60]}:`)
+const wholeSecondTexts = Array.from({ length: 60 }, (_, s) => `${twoDigits[s]}.000Z`)
+
 // The date part of the last day written: records in a stream mostly share their day.
 let lastDay = NaN
 let lastDayText = ""
@@ -83,12 +90,12 @@ export const isoText = (date: Date): string => {
     lastDayText = date.toISOString().slice(0, 11)
   }
   let rest = time - day * dayMillis
-  const hours = Math.floor(rest / 3_600_000)
-  rest -= hours * 3_600_000
-  const minutes = Math.floor(rest / 60_000)
-  rest -= minutes * 60_000
+  const minute = Math.floor(rest / 60_000)
+  rest -= minute * 60_000
   const seconds = Math.floor(rest / 1000)
-  return `${lastDayText}${twoDigits[hours]}:${twoDigits[minutes]}:${twoDigits[seconds]}.${threeDigits[rest - seconds * 1000]}Z`
+  const millis = rest - seconds * 1000
+  return lastDayText + minuteTexts[minute]! +
+    (millis === 0 ? wholeSecondTexts[seconds]! : `${twoDigits[seconds]}.${threeDigits[millis]}Z`)
 }
 
 const digit = (text: string, at: number): number => {

@@ -45,6 +45,12 @@ describe("dateOfText", () => {
       same(iso)
       same(iso.slice(0, 19) + "Z")
     }
+    // A few days in turn, each with many times (the day's start is kept between texts).
+    const two = (n: number) => String(n).padStart(2, "0")
+    for (let i = 0; i < 600; i++) {
+      same(`2026-${two(1 + (i % 12))}-0${1 + (i % 3)}T${two(i % 24)}:${two((i * 7) % 60)}:${two((i * 13) % 60)}Z`)
+      same(`2026-11-0${1 + (i % 2)}T${two(i % 24)}:${two((i * 7) % 60)}:${two((i * 13) % 60)}.${String(i).padStart(3, "0")}Z`)
+    }
     for (const day of ["01", "28", "29", "30", "31", "00", "32"]) {
       for (const month of ["01", "02", "04", "12", "00", "13"]) {
         same(`2024-${month}-${day}T12:00:00Z`)

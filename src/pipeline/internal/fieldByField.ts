@@ -160,10 +160,8 @@ export const failed: unique symbol = Symbol("tributary/Typed/failed")
  * functions answer at once (`Date`, `DateFromString`, `DateTimeUtc`) are run directly, in the
  * order Effect's parser runs them. Undefined for anything else (the field then goes through its
  * own schema).
- *
- * @internal
  */
-export const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
+const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
   const guard = guardOf(ast)
   if (guard !== undefined) return (u) => (guard(u) ? u : failed)
   // Dates, the usual datetime column, by hand: what Effect's own functions do, without the
@@ -230,6 +228,23 @@ export const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode")
   }
 }
 
+/**
+ * A field's conversion, one way: compiled from its AST where `conversionOf` can, else through
+ * its own schema; `failed` when the value does not convert.
+ *
+ * @internal
+ */
+export const fieldConversion = (type: SchemaAST.AST, direction: "decode" | "encode"): (u: unknown) => unknown => {
+  const compiled = conversionOf(type, direction)
+  if (compiled !== undefined) return compiled
+  const schema = Schema.make(type)
+  const parse = direction === "decode" ? ParseResult.decodeUnknownEither(schema) : ParseResult.encodeUnknownEither(schema)
+  return (u) => {
+    const result = parse(u)
+    return Either.isRight(result) ? result.right : failed
+  }
+}
+
 /** What a compiled field answers when the field is absent and optional. */
 const absent: unique symbol = Symbol("tributary/Typed/absent")
 
@@ -293,15 +308,11 @@ const generated = (fields: ReadonlyArray<CompiledField>): ((input: unknown) => o
 /** @internal */
 export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((input: unknown) => object | undefined) | undefined => {
   if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
-  const fields: ReadonlyArray<CompiledField> = ast.propertySignatures.map((field) => {
-    const schema = Schema.make(field.type)
-    const parse = direction === "decode" ? ParseResult.decodeUnknownEither(schema) : ParseResult.encodeUnknownEither(schema)
-    const convert = conversionOf(field.type, direction) ?? ((u: unknown) => {
-      const result = parse(u)
-      return Either.isRight(result) ? result.right : failed
-    })
-    return { name: field.name, optional: field.isOptional, convert }
-  })
+  const fields: ReadonlyArray<CompiledField> = ast.propertySignatures.map((field) => ({
+    name: field.name,
+    optional: field.isOptional,
+    convert: fieldConversion(field.type, direction)
+  }))
   return generated(fields) ?? ((input) => {
     if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
     const record = input as Record<PropertyKey, unknown>

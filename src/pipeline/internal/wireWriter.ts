@@ -16,9 +16,9 @@
  *
  * @internal
  */
-import { Either, ParseResult, Schema, SchemaAST } from "effect"
+import { Schema, SchemaAST } from "effect"
 import { type Column, isIsoDateTime } from "../../records.js"
-import { conversionOf, endIsoMillis, failed, firstIsoMillis, isoText } from "./fieldByField.js"
+import { endIsoMillis, failed, fieldConversion, firstIsoMillis, isoText } from "./fieldByField.js"
 
 /**
  * Marks a record element whose `json` was written by a writer made for this dataset schema
@@ -45,10 +45,8 @@ const plain = (text: string): boolean => {
 /**
  * A string as JSON text: quoted as it is when nothing in it needs an escape (37 against 74 ns
  * for `JSON.stringify` of a 13-character id), else by `JSON.stringify` (escapes, surrogates).
- *
- * @internal
  */
-export const jsonString = (text: string): string => (plain(text) ? `"${text}"` : JSON.stringify(text))
+const jsonString = (text: string): string => (plain(text) ? `"${text}"` : JSON.stringify(text))
 
 /** An array of strings as JSON text; undefined for anything else (holes included). */
 const jsonStrings = (values: unknown): string | undefined => {
@@ -61,13 +59,7 @@ const jsonStrings = (values: unknown): string | undefined => {
   }
   // One string for the values (`join`), not one for each value and each comma.
   if (allPlain) return values.length === 0 ? "[]" : `["${values.join("\",\"")}"]`
-  let out = "["
-  for (let i = 0; i < values.length; i++) {
-    const value: unknown = values[i]
-    if (typeof value !== "string") return undefined
-    out += i === 0 ? jsonString(value) : `,${jsonString(value)}`
-  }
-  return `${out}]`
+  return `[${(values as ReadonlyArray<string>).map(jsonString).join(",")}]`
 }
 
 /** A string's JSON text without its quotes (the generated code has them in its constants). */
@@ -100,20 +92,19 @@ const alwaysString = (ast: SchemaAST.AST): boolean => {
 
 /** An encoded value as JSON text for a column of this type, or undefined where `checkRecord` might object. */
 const encodedWriter = (dataType: Column["dataType"], nullable: boolean): (e: unknown) => string | undefined => {
+  const orNull = (e: unknown) => (e === null && nullable ? "null" : undefined)
   switch (dataType) {
     case "string":
-      return (e) => (typeof e === "string" ? jsonString(e) : e === null ? (nullable ? "null" : undefined) : jsonStrings(e))
+      return (e) => (typeof e === "string" ? jsonString(e) : e === null ? orNull(e) : jsonStrings(e))
     case "number":
-      return (e) =>
-        typeof e === "number" ? (Number.isFinite(e) ? `${e}` : undefined) : e === null && nullable ? "null" : undefined
+      return (e) => (typeof e === "number" ? (Number.isFinite(e) ? `${e}` : undefined) : orNull(e))
     case "datetime":
-      return (e) =>
-        typeof e === "string" ? (isIsoDateTime(e) ? jsonString(e) : undefined) : e === null && nullable ? "null" : undefined
+      return (e) => (typeof e === "string" ? (isIsoDateTime(e) ? jsonString(e) : undefined) : orNull(e))
   }
 }
 
 /** How one field of the output schema is written into a column of `dataType`. */
-const writtenField = (type: SchemaAST.AST, dataType: Column["dataType"], nullable: boolean): Written | undefined => {
+const writtenField = (type: SchemaAST.AST, dataType: Column["dataType"], nullable: boolean): Written => {
   if (dataType === "datetime" && (type === Schema.Date.ast || type === Schema.DateFromString.ast)) {
     // What the fast path encodes (`isoText` of a valid date) is valid ISO text by construction
     // within these years: not read back to be checked (reading a string just written flattens it).
@@ -126,12 +117,7 @@ const writtenField = (type: SchemaAST.AST, dataType: Column["dataType"], nullabl
       }
     }
   }
-  // Fields the fast path does not convert go through their own schema (as in `fieldByField`).
-  const encodeField = ParseResult.encodeUnknownEither(Schema.make(type))
-  const convert = conversionOf(type, "encode") ?? ((u: unknown) => {
-    const result = encodeField(u)
-    return Either.isRight(result) ? result.right : failed
-  })
+  const convert = fieldConversion(type, "encode")
   if (dataType !== "number" && alwaysString(SchemaAST.encodedAST(type))) {
     const datetime = dataType === "datetime"
     return {
@@ -174,9 +160,7 @@ export const wireWriter = (ast: SchemaAST.AST, destination: Destination): ((valu
     if (dataType === undefined) return undefined
     const key = destination.primaryKey.includes(name)
     // A primary key that is absent, or null, is checkRecord's to refuse: written as required.
-    const written = writtenField(field.type, dataType, !key)
-    if (written === undefined) return undefined
-    fields.push({ ...written, key: name, optional: field.isOptional && !key })
+    fields.push({ ...writtenField(field.type, dataType, !key), key: name, optional: field.isOptional && !key })
   }
   // Generated: the keys as constants, each field's writer its own call site (so it can be
   // inlined), and the text one concatenation of constants and values. A comma goes before a

@@ -24,6 +24,7 @@ import { type Chunk, Clock, Duration, Effect, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetter } from "./DeadLetter.js"
+import { bodyBytes, byteLength } from "./internal/wireBytes.js"
 import { comparePositions, type Position } from "./Source.js"
 import type { Checked } from "./validate.js"
 
@@ -90,6 +91,15 @@ const envelopeBytes = 14
 /** The request body of a batch. @since 0.1.0 */
 export const batchBody = (records: ReadonlyArray<BatchRecord>): string =>
   `{"records":[${records.map((r) => r.json).join(",")}]}`
+
+/**
+ * The request body of a batch in UTF-8, as sent: put together from the records' bytes when
+ * they were written as bytes (typed records in `run`), else `batchBody` encoded.
+ *
+ * @since 0.1.0
+ */
+export const batchBodyBytes = (records: ReadonlyArray<BatchRecord>): Uint8Array =>
+  bodyBytes(records) ?? Buffer.from(batchBody(records))
 
 interface Open {
   readonly records: Array<BatchRecord>
@@ -199,7 +209,7 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
     const position = checked.position
     const { partition, offset } = position
     let state = open.get(partition)
-    const recordBytes = Buffer.byteLength(checked.json) + 1 // UTF-8 bytes, as sent; +1 for the comma
+    const recordBytes = byteLength(checked) + 1 // UTF-8 bytes, as sent; +1 for the comma
     if (state !== undefined) {
       const pastRecordedCut = state.recordedLast !== undefined && comparePositions(position, state.recordedLast) > 0
       const overSize = state.bytes + recordBytes > options.maxBytes

@@ -16,7 +16,7 @@ import { Data, Duration, Effect, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { Exchange, Exchanges, Reply } from "../client/transport.js"
 import type { Batch, BatchRecord, Unit } from "./batch.js"
-import { batchBody } from "./batch.js"
+import { batchBodyBytes } from "./batch.js"
 import type { DeadLetter } from "./DeadLetter.js"
 import type { Position } from "./Source.js"
 
@@ -289,7 +289,7 @@ export const makeDeliver = (options: DeliveryOptions): (batch: Batch) => Effect.
       path: dataPath,
       // As bytes, made once: undici would copy a string into a new buffer on every attempt,
       // and those copies lived long enough to be promoted (twice the GC work, measured).
-      body: Buffer.from(batchBody(records)),
+      body: batchBodyBytes(records),
       headers: key === null ? undefined : { "idempotency-key": key }
     })
     return Effect.flatMap(posted, (answer) => {

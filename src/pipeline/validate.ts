@@ -8,7 +8,8 @@ import { dual } from "effect/Function"
 import { checkRecord, type Column } from "../records.js"
 import { CommitTracker } from "./commit.js"
 import type { DeadLetter } from "./DeadLetter.js"
-import { writtenFor } from "./internal/wireWriter.js"
+import { type Written, WrittenRecord } from "./internal/wireBytes.js"
+import { writtenFor, writtenText } from "./internal/wireWriter.js"
 import { type Element, elementPosition, isPartitionEvent, type PartitionEvent, type Position } from "./Source.js"
 
 /**
@@ -78,8 +79,9 @@ export const checkElement = (schema: DatasetSchema) => {
       }
     }
     // Written and checked for this very schema by the typed encoder (`run` with typed records).
-    if ((element as { readonly [writtenFor]?: DatasetSchema })[writtenFor] === schema && element.json !== undefined) {
-      return { _tag: "Valid", seq, position: element.position, json: element.json }
+    const written = element as { readonly [writtenFor]?: DatasetSchema; readonly [writtenText]?: Written }
+    if (written[writtenFor] === schema && written[writtenText] !== undefined) {
+      return new WrittenRecord(seq, element.position, written[writtenText])
     }
     const check = checkRecord(element.value, options)
     if (check._tag === "Invalid") {

@@ -31,7 +31,8 @@ import type { Checked } from "./validate.js"
 /**
  * A record in a batch: its JSON text only. The parsed value is dropped after validation, so
  * that records waiting for their batch hold one string, not an object graph each (long-lived
- * garbage is what the collector pays for).
+ * garbage is what the collector pays for). Typed records in `run` hold their text as UTF-8
+ * bytes instead, and `json` decodes them when it is read (`batchBodyBytes` copies the bytes).
  *
  * @since 0.1.0
  */

@@ -93,8 +93,9 @@ describe("wire bytes", () => {
   it("move a record that does not fit to a new buffer, whole, however large, and give up a record without a trace", () => {
     const records: Array<Bytes.WrittenRecord> = []
     const values: Array<unknown> = []
-    // Sizes around the 64 KB buffer: many small, one near it, several larger than one buffer.
-    const sizes = [10, 20_000, 30_000, 15_000, 65_530, 5, 70_000, 200_000, 3, 64 * 1024, 1, 300_000, 12]
+    // Sizes around a buffer's: small ones, one near it, one of it, several larger than one buffer.
+    const slab = Bytes.slabBytes
+    const sizes = [10, slab / 3, slab / 2, slab / 4, slab - 6, 5, slab + 100, slab * 3, 3, slab, 1, slab * 5, 12, slab * 2 - 40, 7]
     sizes.forEach((size, i) => {
       const value = { i, text: "é".repeat(size % 3 === 0 ? size : 0) + "x".repeat(size), tags: ["a", "b"] }
       Bytes.begin()

@@ -11,11 +11,12 @@
  * are made a record, its length is known, and a batch's body is one copy of each run of
  * records that lie side by side (`bodyBytes`), where strings are joined and then encoded.
  *
- * Records are written one after the other into a buffer of 64 KB, each followed by a comma, so
+ * Records are written one after the other into a buffer of 16 KB, each followed by a comma, so
  * that records written in a row are one run of bytes in the body; a full buffer is left to the
  * records that point into it (the collector takes it with the last of them), and a new one is
- * started. Writing is synchronous: a record is written whole before another is begun, whoever
- * writes it.
+ * started. A record waiting in a batch keeps its buffer: at most 16 KB per open or unfinished
+ * batch beyond the records themselves (64 KB buffers measured the same). Writing is
+ * synchronous: a record is written whole before another is begun, whoever writes it.
  *
  * @internal
  */
@@ -34,7 +35,8 @@ export interface Written {
   readonly end: number
 }
 
-const slabBytes = 64 * 1024
+/** The size of a buffer records are written into. @internal */
+export const slabBytes = 16 * 1024
 let buffer = new Uint8Array(slabBytes)
 let at = 0
 let start = 0

@@ -573,6 +573,45 @@ layer(serverLayer(), { excludeTestServices: true })("typed records through run, 
       expect((yield* checkpoint.load).cuts).toEqual([])
     }))
 
+  it.effect("stores what typed records say, as the service reads their bytes: non-ASCII, escapes, pairs, lone surrogates, long texts", () =>
+    Effect.gen(function*() {
+      const Note = Schema.Struct({ id: Schema.String, text: Schema.String, at: Schema.Date, n: Schema.Number, tags: Schema.Array(Schema.String) })
+      const texts = [
+        "plain", "ünïcödé", "日本語", "pair \ud83d\ude00", "lone \ud800 high", "quote \" slash \\ tab \t", "line\nfeed", "\u0001",
+        "x".repeat(40_000), "é".repeat(20_000), ""
+      ]
+      const values = Array.from({ length: 150 }, (_, i) => ({
+        id: `note-${i}`,
+        text: texts[i % texts.length]!,
+        at: new Date(Date.UTC(2026, 10, 1 + (i % 3), i % 24, i % 60, i % 60, i % 1000)).toISOString(),
+        n: i % 2 === 0 ? i * 1_000_003 : -i / 8,
+        tags: texts.slice(0, i % 5).map((t) => t.slice(0, 20))
+      }))
+      const client = yield* clientFor("acme-admin")
+      const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "typed" }, headers: {} })
+      const datasetId = yield* Typed.createDataset(client, Note, { dataSourceId: dataSource.data.id, name: "notes", primaryKey: ["id"] })
+      const path = source("notes.ndjson", values)
+      const progress = yield* run(client, {
+        source: Ndjson.fromFile(path),
+        records: Typed.records({ decode: Note, encode: Note }),
+        destination: { datasetId },
+        checkpoint: yield* Checkpoint.file(`${path}.checkpoint.json`),
+        deadLetters: yield* DeadLetter.memory,
+        batch: { max: 13, linger: "20 millis" },
+        poll: { initial: "5 millis", max: "50 millis" }
+      }).pipe(Effect.provide(NodeContext.layer))
+      expect(progress).toMatchObject({ accepted: 150, deadLettered: 0 })
+      const rows = yield* client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1000 } })
+      const byId = new Map(rows.data.items.map((row) => [row["id"], row]))
+      for (const value of values) {
+        const row = byId.get(value.id)!
+        expect(row["text"], value.id).toBe(value.text)
+        expect(row["tags"], value.id).toEqual(value.tags)
+        expect(new Date(row["at"] as string).toISOString(), value.id).toBe(value.at)
+        expect(row["n"], value.id).toBe(value.n)
+      }
+    }))
+
   it.effect("stops at start with one error listing every column that does not match the dataset", () =>
     Effect.gen(function*() {
       const client = yield* clientFor("acme-admin")

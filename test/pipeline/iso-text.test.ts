@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { dateOfText, isoText } from "../../src/pipeline/internal/fieldByField.js"
+import { seededTimes } from "../support/times.js"
 
 describe("isoText", () => {
   it("writes what toISOString writes, across days, years, leap days and before 1970", () => {
@@ -12,11 +13,7 @@ describe("isoText", () => {
       Date.UTC(9999, 11, 31, 23, 59, 59, 999), -62_167_219_200_000
     ]
     // And a seeded walk of random times, in and out of order (the day's text is kept between calls).
-    let seed = 42
-    for (let i = 0; i < 2_000; i++) {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
-      times.push(Math.floor((seed / 2 ** 31) * 253_402_300_800_000 * 2) - 62_167_219_200_000 * 2)
-    }
+    times.push(...seededTimes(42, 2_000))
     for (const time of times) {
       const date = new Date(time)
       expect(isoText(date)).toBe(Number.isNaN(date.getTime()) ? String(date) : date.toISOString())

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest"
 import { batchBody, batchBodyBytes } from "../../src/pipeline/batch.js"
 import * as Bytes from "../../src/pipeline/internal/wireBytes.js"
 import type { Position } from "../../src/pipeline/Source.js"
+import { seededTimes } from "../support/times.js"
 
 /** The bytes `write` writes as one record. */
 const written = (write: () => boolean): Buffer | false => {
@@ -71,11 +72,7 @@ describe("wire bytes", () => {
 
   it("write dates as JSON.stringify does within the years 0-9999, and refuse the others and invalid dates", () => {
     const times = [0, -1, 86_399_999, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(1, 0, 1), -62_167_219_200_000, 253_402_300_799_999]
-    let seed = 7
-    for (let i = 0; i < 1_000; i++) {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
-      times.push(Math.floor((seed / 2 ** 31) * 253_402_300_800_000 * 2) - 62_167_219_200_000 * 2)
-    }
+    times.push(...seededTimes(7, 1_000))
     for (const time of times) {
       const date = new Date(time)
       const inYears = time >= -62_167_219_200_000 && time < 253_402_300_800_000

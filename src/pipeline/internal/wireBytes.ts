@@ -21,7 +21,7 @@
  * @internal
  */
 import type { Position } from "../Source.js"
-import { endIsoMillis, firstIsoMillis } from "./fieldByField.js"
+import { dayMillis, endIsoMillis, firstIsoMillis } from "./fieldByField.js"
 
 /**
  * A record's JSON text: bytes `start` to `end` of `buffer`, in UTF-8 (a comma follows them
@@ -190,8 +190,6 @@ export const number = (n: number): true => {
   b[--p] = 48 + n // -0 is written 0, as JSON.stringify writes it
   return true
 }
-
-const dayMillis = 86_400_000
 
 // `"YYYY-MM-DDT` of the last day written: records in a stream mostly share their day.
 let lastDay = NaN

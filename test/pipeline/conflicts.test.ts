@@ -1,0 +1,89 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import { Conflicts, type Ticket } from "../../src/pipeline/internal/conflicts.js"
+
+/** Batches of a few keys out of a small key space (so that they meet often), in two partitions. */
+const batches = fc.array(
+  fc.record({
+    partition: fc.constantFrom("0", "1"),
+    keys: fc.uniqueArray(fc.integer({ min: 0, max: 12 }).map(String), { maxLength: 5 })
+  }),
+  { minLength: 1, maxLength: 40 }
+)
+
+const shareKey = (a: { partition: string; keys: ReadonlyArray<string> }, b: { partition: string; keys: ReadonlyArray<string> }) =>
+  a.partition === b.partition && a.keys.some((key) => b.keys.includes(key))
+
+describe("Conflicts", () => {
+  it("never lets two conflicting batches run together, and holds back nothing that need not wait", () => {
+    fc.assert(
+      fc.property(batches, fc.array(fc.nat(), { minLength: 200, maxLength: 200 }), fc.nat(), (input, picks, arrivals) => {
+        const conflicts = new Conflicts<number>()
+        const tickets: Array<Ticket<number>> = []
+        const running = new Set<number>()
+        const done = new Set<number>()
+        let added = 0
+        let pick = 0
+        const start = (ticket: Ticket<number>) => running.add(ticket.item)
+        const check = () => {
+          for (let i = 0; i < added; i++) {
+            if (done.has(i)) continue
+            const blockers = input.slice(0, i).filter((b, j) => !done.has(j) && shareKey(b, input[i]!))
+            if (running.has(i)) expect(blockers).toEqual([]) // nothing earlier and conflicting is unfinished
+            else expect(blockers.length).toBeGreaterThan(0) // it waits only for a reason
+          }
+        }
+        // Batches arrive a few at a time between completions, in their order.
+        while (done.size < input.length) {
+          const arriving = added < input.length ? 1 + ((arrivals + added) % 3) : 0
+          for (let n = 0; n < arriving && added < input.length; n++) {
+            const ticket = conflicts.add(added, input[added]!.partition, input[added]!.keys)
+            tickets.push(ticket)
+            added++
+            if (conflicts.ready(ticket)) start(ticket)
+          }
+          check()
+          if (running.size === 0) continue
+          const list = [...running]
+          const finished = list[picks[pick++ % picks.length]! % list.length]!
+          running.delete(finished)
+          done.add(finished)
+          for (const freed of conflicts.done(tickets[finished]!)) start(freed)
+          check()
+        }
+        expect(conflicts.size).toBe(0)
+      })
+    )
+  })
+
+  it("lets batches of one key through one at a time, in order", () => {
+    const conflicts = new Conflicts<string>()
+    const a = conflicts.add("a", "0", ["[1]"])
+    const b = conflicts.add("b", "0", ["[1]", "[2]"])
+    const c = conflicts.add("c", "0", ["[3]"])
+    const d = conflicts.add("d", "0", ["[2]"])
+    expect([a, b, c, d].map((t) => conflicts.ready(t))).toEqual([true, false, true, false])
+    expect(conflicts.done(c)).toEqual([])
+    expect(conflicts.done(a).map((t) => t.item)).toEqual(["b"])
+    expect(conflicts.done(b).map((t) => t.item)).toEqual(["d"])
+    expect(conflicts.done(d)).toEqual([])
+    expect(conflicts.size).toBe(0)
+  })
+
+  it("keeps partitions apart, and batches without keys conflict with nothing", () => {
+    const conflicts = new Conflicts<string>()
+    conflicts.add("a", "0", ["[1]"])
+    expect(conflicts.ready(conflicts.add("b", "1", ["[1]"]))).toBe(true)
+    expect(conflicts.ready(conflicts.add("c", "0", []))).toBe(true)
+  })
+
+  it("forgets a revoked partition's waiting batches", () => {
+    const conflicts = new Conflicts<string>()
+    const a = conflicts.add("a", "0", ["[1]"])
+    const b = conflicts.add("b", "0", ["[1]"])
+    conflicts.forget("0", [a, b])
+    expect(conflicts.size).toBe(0)
+    expect(conflicts.done(a)).toEqual([])
+    expect(conflicts.ready(conflicts.add("c", "0", ["[1]"]))).toBe(true)
+  })
+})

@@ -18,7 +18,11 @@ import { TributaryClient } from "tributary/client"
 import * as Ndjson from "tributary/connectors/ndjson"
 import { Checkpoint, DeadLetter, run, Typed } from "tributary/pipeline"
 
-/** An order as the file holds it; `placedAt` is ISO 8601 text, decoded into a `Date`. */
+/**
+ * An order as the file holds it; `placedAt` is ISO 8601 text, decoded into a `Date` as the
+ * service's `datetime` reads it: a day that does not exist (`2026-02-30`) is a dead letter of
+ * stage `decode`, not March 2.
+ */
 const Order = Schema.Struct({
   orderId: Schema.String,
   placedAt: Schema.Date,

@@ -170,6 +170,17 @@ const daysInMonth = (year: number, month: number): number =>
     : 31
 
 /**
+ * Whether a year, month (1-12) and day of the month name a real day of the Gregorian calendar
+ * (leap years included): the calendar part of {@link isIsoDateTime}, for readers that check
+ * the rest of the text themselves.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isCalendarDay = (year: number, month: number, day: number): boolean =>
+  month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
+
+/**
  * Whether a string is an ISO 8601 date (`2026-11-01`) or date-time (`2026-11-01T10:00:00Z`,
  * `2026-11-01T10:00:00.123+02:00`, `2026-11-01T10:00`) on a real calendar day: `2026-02-30`
  * and `2026-13-01` are not. The `T` and `Z` must be upper case.
@@ -180,10 +191,7 @@ const daysInMonth = (year: number, month: number): number =>
 export const isIsoDateTime = (value: string): boolean => {
   // `test` and digits read in place: no match array for every value checked.
   if (!isoDateTimePattern.test(value)) return false
-  const year = digits(value, 0, 4)
-  const month = digits(value, 5, 7)
-  const day = digits(value, 8, 10)
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
+  return isCalendarDay(digits(value, 0, 4), digits(value, 5, 7), digits(value, 8, 10))
 }
 
 const digits = (text: string, from: number, to: number): number => {

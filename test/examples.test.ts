@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { isIsoDateTime } from "../src/records.js"
 import { createTopic, kafka, waitFor } from "./support/kafka.js"
 import { clientFor, serverLayer, ServerUrl } from "./support/server.js"
 import { testSchema } from "./support/postgres.js"
@@ -60,7 +61,7 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       const expected = readFileSync("examples/data/orders.ndjson", "utf8").split("\n").flatMap((line) => {
         try {
           const order = JSON.parse(line)
-          return typeof order.orderId === "string" && typeof order.amount === "number" && !Number.isNaN(Date.parse(order.placedAt))
+          return typeof order.orderId === "string" && typeof order.amount === "number" && isIsoDateTime(order.placedAt)
             ? [order.items as number]
             : []
         } catch {
@@ -71,7 +72,13 @@ layer(serverLayer(), { excludeTestServices: true })("examples run against the re
       const datasetId = /created dataset (\S+)/.exec(stdout)?.[1]
       expect(datasetId).toBeDefined()
       // The sample's bad lines, and both lines of X-1 (no region for BR); X-2 has no lines.
-      expect(stdout).toContain(`stored ${expected} order lines; 6 dead letters, 1 orders without lines`)
+      expect(stdout).toContain(`stored ${expected} order lines; 7 dead letters, 1 orders without lines`)
+      // A day that does not exist is refused where the order is decoded, not stored as March 2.
+      const letters = readFileSync(`${file}.dead-letters.ndjson`, "utf8").trim().split("\n").map((line) => JSON.parse(line))
+      expect(letters.find((letter) => letter.record?.orderId === "O-BAD-5")).toMatchObject({
+        stage: "decode",
+        reason: { code: "decode_failed", field: "placedAt", message: expect.stringContaining("\"2026-02-30\"") }
+      })
       const rows = yield* client.v2.v2Datasets.getData({ path: { id: Number(datasetId) }, urlParams: { pageSize: 1 } })
       expect(rows.data.pagination.totalItems).toBe(expected)
       expect(Object.keys(rows.data.items[0]!).sort()).toEqual(["amount", "line", "lineId", "orderId", "placedAt", "region", "tags"])

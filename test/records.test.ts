@@ -7,6 +7,7 @@ import {
   defaultMaxColumns,
   inferColumnType,
   inferSchema,
+  isCalendarDay,
   isIsoDateTime,
   MaxJsonDepth,
   primaryKeyOf,
@@ -45,6 +46,7 @@ describe("isIsoDateTime", () => {
     "2026-11-01T10:00:00",
     "2026-11-01T23:59:59.999999-03:30",
     "2026-11-01T10:00:00+0530",
+    "2026-11-01T10:00:00+02",
     "2028-02-29",
     "2000-02-29T00:00:00Z"
   ])("accepts %s", (value) => {
@@ -72,6 +74,28 @@ describe("isIsoDateTime", () => {
     " 2026-11-01"
   ])("rejects %j", (value) => {
     expect(isIsoDateTime(value)).toBe(false)
+  })
+})
+
+describe("isCalendarDay", () => {
+  it("knows each month's days, leap years by the Gregorian rule (year 0 included), and no month 0 or 13", () => {
+    const lengths = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    for (const year of [2023, 2024, 2000, 1900, 2100, 0, 4, 400, 9999]) {
+      const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+      for (let month = 1; month <= 12; month++) {
+        const last = month === 2 && leap ? 29 : lengths[month - 1]!
+        expect(isCalendarDay(year, month, last), `${year}-${month}-${last}`).toBe(true)
+        expect(isCalendarDay(year, month, last + 1), `${year}-${month}-${last + 1}`).toBe(false)
+        expect(isCalendarDay(year, month, 0)).toBe(false)
+      }
+      expect(isCalendarDay(year, 0, 1)).toBe(false)
+      expect(isCalendarDay(year, 13, 1)).toBe(false)
+    }
+    // The calendar JavaScript's Date keeps: a day is real when Date.UTC does not roll it over.
+    for (let year = 1896; year <= 2104; year++) {
+      const rollsOver = new Date(Date.UTC(year, 1, 29)).getUTCMonth() !== 1
+      expect(isCalendarDay(year, 2, 29), String(year)).toBe(!rollsOver)
+    }
   })
 })
 

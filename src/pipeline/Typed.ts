@@ -10,6 +10,12 @@
  * their place). `run` composes the same combinators over its source (`PipelineConfig.records`,
  * built with `records`): one core per stage.
  *
+ * Dates are read and written as the service's `datetime` column takes them, not as `new Date`
+ * (which Effect's date schemas use) would: the text that `Schema.Date`, `DateFromString` and
+ * `DateTimeUtc` read or write must be an ISO 8601 date or date-time on a real calendar day
+ * (`Records.isIsoDateTime` from `tributary`), so `2026-02-30` is a dead letter of stage
+ * `decode`, not March 2, and a year past 9999 one of stage `encode`.
+ *
  * Nothing is lost on the way: a record that does not decode or encode, or whose transform
  * fails, becomes a dead letter with the reason at its source position; a record a `filter`
  * drops (or a `flatMap` maps to nothing) is committed as handled. A defect in a transform (a
@@ -24,7 +30,7 @@ import type { TributaryClientService } from "../client/Client.js"
 import { formatPath, parseIssues } from "../internal/issues.js"
 import type { Column, ColumnType } from "../records.js"
 import type { DeadLetter } from "./DeadLetter.js"
-import { fieldByField } from "./internal/fieldByField.js"
+import { fieldByField, serviceDates } from "./internal/fieldByField.js"
 import { wireWriter, writtenFor, writtenText } from "./internal/wireWriter.js"
 import { type Element, type PartitionEvent, type Position, type Problem } from "./Source.js"
 import type { DatasetSchema } from "./validate.js"
@@ -80,7 +86,10 @@ const dead = (letter: DeadLetter): Element<never> => ({ _tag: "Dead", letter })
 /**
  * Decodes each record with `schema`: the stream's records hold the schema's `Type`. A record
  * that does not decode is a dead letter (stage `decode`, code `decode_failed`) naming the path
- * and the schema's message of each issue. Keys the schema does not name are dropped.
+ * and the schema's message of each issue. Keys the schema does not name are dropped. The text
+ * of a `Schema.Date`, `DateFromString` or `DateTimeUtc` must be one the service's `datetime`
+ * takes (a date or date-time on a real calendar day, seconds and offset optional):
+ * `placedAt: Expected an ISO 8601 date or date-time on a real calendar day, actual "2026-02-30"`.
  *
  * @since 0.1.0
  * @category combinators
@@ -96,13 +105,16 @@ export const decode: {
 
 /**
  * One record through a schema, either way: the field-by-field path first, the whole schema
- * when that fails (its answer counts); a failure is a dead letter of stage `direction`.
+ * when that fails (its answer counts); a failure is a dead letter of stage `direction`. Both
+ * paths read and write dates by the service's `datetime` rule (`serviceDates`).
  */
 const convertWith = (schema: Schema.Schema<any, any, never>, direction: "decode" | "encode") => {
+  const ast = serviceDates(schema.ast)
+  const held = Schema.make(ast)
   const whole = direction === "decode"
-    ? Schema.decodeUnknownEither(schema, { errors: "all" })
-    : Schema.encodeUnknownEither(schema, { errors: "all" })
-  const fast = fieldByField(schema.ast, direction)
+    ? Schema.decodeUnknownEither(held, { errors: "all" })
+    : Schema.encodeUnknownEither(held, { errors: "all" })
+  const fast = fieldByField(ast, direction)
   return (element: Extract<Element<unknown>, { _tag: "Record" }>): Event<unknown> => {
     const { position, value } = element
     const quick = fast?.(value)
@@ -125,7 +137,8 @@ export type Storable = string | number | ReadonlyArray<string> | Date | null | u
 
 /**
  * Encodes each record with the output schema: what the schema encodes to is what is sent. A
- * record that does not encode (a refinement of the type side that fails) is a dead letter
+ * record that does not encode (a refinement of the type side that fails, a date whose ISO text
+ * the service's `datetime` refuses: an invalid one, a year outside 0-9999) is a dead letter
  * (stage `encode`, code `encode_failed`).
  *
  * @since 0.1.0
@@ -163,7 +176,7 @@ const encodeFor = <A, I, E, R>(
   destination: DatasetSchema
 ): Stream.Stream<Event<I>, E, R> => {
   const generic = convertWith(schema, "encode") as (element: Extract<Element<A>, { _tag: "Record" }>) => Event<I>
-  const write = wireWriter(schema.ast, destination)
+  const write = wireWriter(serviceDates(schema.ast), destination)
   if (write === undefined) return mapRecordsPure(self, generic)
   return mapRecordsPure(self, (element) => {
     const text = write(element.value)

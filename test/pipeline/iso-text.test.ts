@@ -1,12 +1,15 @@
 /**
- * The typed fast path writes dates as `toISOString` does (pure, no I/O).
+ * The typed fast path reads and writes dates as the service's `datetime` takes them (pure, no
+ * I/O): ISO text written as `toISOString` does within the years it writes with four digits,
+ * text read as `new Date` reads it where `isIsoDateTime` takes it, and nothing else.
  */
 import { describe, expect, it } from "vitest"
 import { dateOfText, isoText } from "../../src/pipeline/internal/fieldByField.js"
+import { isIsoDateTime } from "../../src/records.js"
 import { seededTimes } from "../support/times.js"
 
 describe("isoText", () => {
-  it("writes what toISOString writes, across days, years, leap days and before 1970", () => {
+  it("writes what toISOString writes, across days, years, leap days and before 1970; nothing outside the years 0-9999", () => {
     const times = [
       0, -1, 1, 86_399_999, 86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 1, 10, 0, 0, 7),
       Date.UTC(1969, 11, 31, 23, 59, 59, 999), Date.UTC(1, 0, 1), Date.UTC(999, 5, 15, 12, 30, 45, 50),
@@ -14,24 +17,35 @@ describe("isoText", () => {
     ]
     // And a seeded walk of random times, in and out of order (the day's text is kept between calls).
     times.push(...seededTimes(42, 2_000))
+    let written = 0
     for (const time of times) {
       const date = new Date(time)
-      expect(isoText(date)).toBe(Number.isNaN(date.getTime()) ? String(date) : date.toISOString())
+      const iso = date.toISOString()
+      // Outside 0-9999, toISOString writes `+010000-...` or `-000001-...`, which the service refuses.
+      expect(isoText(date), iso).toBe(isIsoDateTime(iso) ? iso : undefined)
+      if (isIsoDateTime(iso)) written++
     }
+    expect(written).toBeGreaterThan(500)
+    expect(written).toBeLessThan(times.length - 500)
   })
 
-  it("writes years outside 0-9999 and invalid dates as toISOString and String do", () => {
-    expect(isoText(new Date(Date.UTC(10000, 0, 1)))).toBe("+010000-01-01T00:00:00.000Z")
-    expect(isoText(new Date(-62_167_219_200_001))).toBe("-000001-12-31T23:59:59.999Z")
-    expect(isoText(new Date(Number.NaN))).toBe("Invalid Date")
+  it("writes nothing for years outside 0-9999 and invalid dates", () => {
+    expect(isoText(new Date(Date.UTC(10000, 0, 1)))).toBeUndefined()
+    expect(isoText(new Date(-62_167_219_200_001))).toBeUndefined()
+    expect(isoText(new Date(Number.NaN))).toBeUndefined()
   })
 })
 
 describe("dateOfText", () => {
+  /** What the service's rule says of `text`, and for text it takes, what `new Date` reads (`+02` as `+02:00`). */
+  const expected = (text: string) => {
+    if (!isIsoDateTime(text)) return "invalid"
+    const time = new Date(/[+-]\d{2}$/.test(text) && text.length > 10 ? `${text}:00` : text).getTime()
+    return Number.isNaN(time) ? "unread" : time
+  }
   const same = (text: string) => {
-    const expected = new Date(text).getTime()
     const actual = dateOfText(text).getTime()
-    expect(Number.isNaN(actual) ? "invalid" : actual, text).toBe(Number.isNaN(expected) ? "invalid" : expected)
+    expect(Number.isNaN(actual) ? "invalid" : actual, text).toBe(expected(text))
   }
 
   it("reads what new Date reads, for UTC timestamps of every part's range and a seeded walk of times", () => {
@@ -48,21 +62,40 @@ describe("dateOfText", () => {
       same(`2026-${two(1 + (i % 12))}-0${1 + (i % 3)}T${two(i % 24)}:${two((i * 7) % 60)}:${two((i * 13) % 60)}Z`)
       same(`2026-11-0${1 + (i % 2)}T${two(i % 24)}:${two((i * 7) % 60)}:${two((i * 13) % 60)}.${String(i).padStart(3, "0")}Z`)
     }
-    for (const day of ["01", "28", "29", "30", "31", "00", "32"]) {
-      for (const month of ["01", "02", "04", "12", "00", "13"]) {
-        same(`2024-${month}-${day}T12:00:00Z`)
-        same(`2023-${month}-${day}T12:00:00.123Z`)
-      }
-    }
   })
 
-  it("leaves every other form to new Date: offsets, local times, dates, years before 100, bad digits", () => {
+  it("reads no day the calendar lacks: the 29th to 31st by month and leap year, month 0 or 13, day 0 or 32", () => {
+    const two = (n: number) => String(n).padStart(2, "0")
+    const days = ["00", "01", "28", "29", "30", "31", "32"]
+    for (const year of ["2024", "2023", "2000", "1900", "2100", "0400", "0000"]) {
+      for (let month = 0; month <= 13; month++) {
+        for (const day of days) {
+          // In turn with a day that exists, so the kept day's start changes between them.
+          same(`${year}-${two(month)}-${day}T12:00:00Z`)
+          same(`2026-11-01T12:00:00Z`)
+          same(`${year}-${two(month)}-${day}T12:00:00.123Z`)
+          same(`${year}-${two(month)}-${day}`)
+          same(`${year}-${two(month)}-${day}T23:59+01:00`)
+        }
+      }
+    }
+    expect(dateOfText("2026-02-30").getTime()).toBeNaN()
+    expect(dateOfText("2026-02-29T10:00:00Z").getTime()).toBeNaN()
+    expect(dateOfText("2024-02-29T10:00:00Z").toISOString()).toBe("2024-02-29T10:00:00.000Z")
+    expect(dateOfText("2026-04-31T10:00:00.000Z").getTime()).toBeNaN()
+  })
+
+  it("reads every other form the service takes, and none it does not: offsets, local times, dates, years before 100, bad digits", () => {
     for (
       const text of [
         "2026-11-01T10:00:00+02:00", "2026-11-01T10:00:00", "2026-11-01", "0099-05-01T00:00:00Z", "0000-01-01T00:00:00Z",
         "2026-11-01T24:00:00Z", "2026-11-01T23:60:00Z", "2026-11-01T23:59:60Z", "2026-1a-01T00:00:00Z", "2026-11-01T10:00:00.5Z",
-        "2026-11-01T10:00:00.1234Z", "2026-11-01 10:00:00Z", "2026-11-01T10:00:00.12aZ", "not a date", "", "+002026-11-01T00:00:00Z"
+        "2026-11-01T10:00:00.1234Z", "2026-11-01 10:00:00Z", "2026-11-01T10:00:00.12aZ", "not a date", "", "+002026-11-01T00:00:00Z",
+        "2026-11-01T10:00:00+02", "2026-11-01T10:00-05", "2026-11-01T10:00:00.5+0530", "2026-11-01T10:00:00z", "2026-11-01T10",
+        "March 1, 2026", "2026-11-01T10:00:00+24:00", "2026-11-01T10:00:00.Z", "2026-11-01T10:00:00.123456789Z"
       ]
     ) same(text)
+    // `new Date` refuses an offset of hours alone; the service takes it, and so does the reader.
+    expect(dateOfText("2026-11-01T10:00:00+02").toISOString()).toBe("2026-11-01T08:00:00.000Z")
   })
 })

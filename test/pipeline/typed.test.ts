@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, expectTypeOf, it, layer } from "@effect/vitest"
-import { Arbitrary, Chunk, Data, Effect, Either, FastCheck, Schema, Stream } from "effect"
+import { Arbitrary, Chunk, Data, DateTime, Effect, Either, FastCheck, Schema, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/codec.js"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { batch, batchBody, batchBodyBytes, type Unit } from "../../src/pipeline/batch.js"
@@ -20,9 +20,12 @@ import { idempotencyKey } from "../../src/pipeline/deliver.js"
 import { run } from "../../src/pipeline/run.js"
 import type { Element, Position, SourceElement } from "../../src/pipeline/Source.js"
 import * as Typed from "../../src/pipeline/Typed.js"
+import { serviceDates } from "../../src/pipeline/internal/fieldByField.js"
 import { WrittenRecord } from "../../src/pipeline/internal/wireBytes.js"
 import { type Checked, checkElement, type DatasetSchema, sequence, validate } from "../../src/pipeline/validate.js"
+import { checkRecord } from "../../src/records.js"
 import { clientFor, serverLayer } from "../support/server.js"
+import { seededTimes } from "../support/times.js"
 
 const Line = Schema.Struct({ sku: Schema.String, qty: Schema.Int })
 const Order = Schema.Struct({
@@ -209,7 +212,7 @@ describe("typed stages", () => {
       expect(nested.message).toContain("make one flatMap of the two")
     }))
 
-  it.effect("decode and encode answer what the whole schema answers (the field-by-field fast path included), on generated records", () =>
+  it.effect("decode and encode answer what the whole schema answers, its dates held to the service's rule (the field-by-field fast path included), on generated records", () =>
     Effect.gen(function*() {
       const Mixed = Schema.Struct({
         id: Schema.String,
@@ -222,13 +225,18 @@ describe("typed stages", () => {
         note: Schema.optional(Schema.NullOr(Schema.String)),
         lines: Schema.Array(Schema.Struct({ sku: Schema.String }))
       })
-      const good = FastCheck.sample(Arbitrary.make(Mixed), 300).map((value) => Schema.encodeSync(Mixed)(value))
+      // Most dates within the years 0-9999, whose text the service takes (the arbitrary's span
+      // far beyond: every tenth record keeps such a date, a dead letter).
+      const inYears = (date: Date) => new Date(Math.abs(date.getTime()) % 253_402_300_800_000)
+      const good = FastCheck.sample(Arbitrary.make(Mixed), { numRuns: 300, seed: 20261201 }).map((value, i) =>
+        Schema.encodeSync(Mixed)(i % 10 === 0 ? value : { ...value, at: inYears(value.at), from: inYears(value.from) })
+      )
       const junk = FastCheck.sample(FastCheck.dictionary(FastCheck.constantFrom("id", "at", "from", "self", "qty", "kind", "tags", "note", "x"), FastCheck.anything()), 300)
       const inputs = [...good, ...junk, ...good.map((g) => ({ ...g, extra: 1, lines: g.lines.map((l) => ({ ...l, more: true })) }))]
       const decoded = yield* collect(Stream.fromIterable(inputs.map((value, i) => record(i, value))).pipe(Typed.decode(Mixed)))
-      const decodeAll = Schema.decodeUnknownEither(Mixed, { errors: "all" })
+      const decodeAll = Schema.decodeUnknownEither(Schema.make<typeof Mixed.Type, typeof Mixed.Encoded>(serviceDates(Mixed.ast)), { errors: "all" })
       const MixedOut = Mixed.omit("lines")
-      const encodeAll = Schema.encodeEither(MixedOut, { errors: "all" })
+      const encodeAll = Schema.encodeEither(Schema.make<typeof MixedOut.Type, typeof MixedOut.Encoded>(serviceDates(MixedOut.ast)), { errors: "all" })
       let valid = 0
       for (let i = 0; i < inputs.length; i++) {
         const expected = decodeAll(inputs[i])
@@ -242,9 +250,13 @@ describe("typed stages", () => {
         }
       }
       expect(valid).toBeGreaterThan(300)
-      // Valid values, and some whose quantity breaks the refinement (a dead letter each).
+      // Valid values, some whose quantity breaks the refinement and some with a date past 9999
+      // (a dead letter each).
       const values = (decoded.filter((e) => e._tag === "Record") as Array<Extract<Element<typeof Mixed.Type>, { _tag: "Record" }>>)
-        .map((e, i) => ({ ...e, value: { ...e.value, qty: i % 10 === 0 ? 51 : e.value.qty } }))
+        .map((e, i) => ({
+          ...e,
+          value: { ...e.value, qty: i % 10 === 0 ? 51 : e.value.qty, at: i % 10 === 5 ? new Date(Date.UTC(10_000, 0, 1)) : e.value.at }
+        }))
       const encoded = yield* collect(Stream.fromIterable(values).pipe(Typed.encode(MixedOut)))
       for (let i = 0; i < values.length; i++) {
         const expected = encodeAll(values[i]!.value)
@@ -337,6 +349,122 @@ describe("typed stages", () => {
       ).pipe(Typed.encode(Out)))
       expect(out[0]).toEqual({ _tag: "Record", position: at(1), value: { id: "a", at: "2026-11-02T10:00:00.000Z", qty: 1 } })
       expect(out[1]).toMatchObject({ letter: { stage: "encode", reason: { code: "encode_failed", field: "qty" } } })
+    }))
+})
+
+describe("dates as the service's datetime takes them", () => {
+  const two = (min: number, max: number) => FastCheck.integer({ min, max }).map((n) => String(n).padStart(2, "0"))
+  const digits = (min: number, max: number) => FastCheck.array(FastCheck.constantFrom(..."0123456789"), { minLength: min, maxLength: max })
+  /** Date-like text: days 00-32 of months 00-13 in leap and other years, times up to 25:61:61, fractions, offsets, and noise. */
+  const dateLike = FastCheck.tuple(
+    FastCheck.oneof(FastCheck.constantFrom(2024, 2026, 2023, 2000, 1900, 2100, 400, 0, 99), FastCheck.integer({ min: 0, max: 9999 })),
+    two(0, 13),
+    FastCheck.oneof(FastCheck.constantFrom("28", "29", "30", "31"), two(0, 32)),
+    FastCheck.option(FastCheck.tuple(
+      FastCheck.constantFrom("T", "T", "T", "T", " ", "t"),
+      two(0, 25),
+      two(0, 61),
+      FastCheck.option(two(0, 61)),
+      FastCheck.option(FastCheck.oneof(FastCheck.constantFrom(".000", ".123", ".999"), digits(0, 10).map((ds) => `.${ds.join("")}`))),
+      FastCheck.option(FastCheck.oneof(
+        FastCheck.constantFrom("Z", "Z", "Z", "z"),
+        FastCheck.tuple(FastCheck.constantFrom("+", "-"), two(0, 25), FastCheck.constantFrom("", ":", ":", "::"), two(0, 61)).map((parts) => parts.join("")),
+        FastCheck.tuple(FastCheck.constantFrom("+", "-"), two(0, 25)).map((parts) => parts.join(""))
+      ))
+    ))
+  ).map(([year, month, day, time]) => {
+    const date = `${String(year).padStart(4, "0")}-${month}-${day}`
+    if (time === null) return date
+    const [t, hours, minutes, seconds, fraction, offset] = time
+    return `${date}${t}${hours}:${minutes}${seconds === null ? "" : `:${seconds}${fraction ?? ""}`}${offset ?? ""}`
+  })
+  const texts = FastCheck.sample(
+    FastCheck.oneof(
+      { weight: 20, arbitrary: dateLike },
+      // A character dropped, doubled or changed.
+      { weight: 3, arbitrary: FastCheck.tuple(dateLike, FastCheck.nat(), FastCheck.constantFrom("", "0", "-", ":", "T", "x")).map(([text, at, c]) => {
+        const i = at % (text.length + 1)
+        return text.slice(0, i) + c + text.slice(c === "" ? i + 1 : i)
+      }) },
+      { weight: 1, arbitrary: FastCheck.string({ maxLength: 30 }) }
+    ),
+    { numRuns: 4_000, seed: 20261130 }
+  )
+  /** What `checkRecord` says of the text in a `datetime` column. */
+  const serviceTakes = (text: string) =>
+    checkRecord({ at: text }, { schema: [{ id: "at", dataType: "datetime" }], primaryKey: [], addUnknownColumns: false })._tag === "Valid"
+  /** The instant `new Date` reads from text the service takes (an offset of hours alone given its minutes). */
+  const instant = (text: string) => new Date(/[+-]\d{2}$/.test(text) && text.length > 10 ? `${text}:00` : text).getTime()
+
+  it.effect("decode takes a date's text exactly when checkRecord's datetime rule does, whichever path it takes", () =>
+    Effect.gen(function*() {
+      class Dated extends Schema.Class<Dated>("Dated")({ at: Schema.NullOr(Schema.Date) }) {}
+      const paths: Array<[string, Schema.Schema<any, any>, (value: any) => number]> = [
+        // The generated decoder, the digit reader for UTC timestamps, new Date for the rest.
+        ["Schema.Date in a struct", Schema.Struct({ at: Schema.Date }), (value) => value.at.getTime()],
+        ["Schema.DateFromString in a struct", Schema.Struct({ at: Schema.DateFromString }), (value) => value.at.getTime()],
+        // Compiled from its AST, not known by hand.
+        ["an annotated Schema.Date", Schema.Struct({ at: Schema.Date.annotations({ description: "when" }) }), (value) => value.at.getTime()],
+        // No fast path: the whole schema.
+        ["the whole schema (a refined struct)", Schema.Struct({ at: Schema.Date }).pipe(Schema.filter(() => true)), (value) => value.at.getTime()],
+        ["a class of a nullable date", Dated, (value) => value.at.getTime()],
+        ["Schema.DateTimeUtc", Schema.Struct({ at: Schema.DateTimeUtc }), (value) => DateTime.toEpochMillis(value.at)]
+      ]
+      const taken = texts.filter(serviceTakes).length
+      // Both answers are common.
+      expect(taken).toBeGreaterThan(800)
+      expect(taken).toBeLessThan(texts.length - 800)
+      for (const [name, schema, millis] of paths) {
+        const out = yield* collect(Stream.fromIterable(texts.map((text, i) => record(i, { at: text }))).pipe(Typed.decode(schema)))
+        for (let i = 0; i < texts.length; i++) {
+          const text = texts[i]!
+          const got = out[i]!
+          if (serviceTakes(text)) {
+            expect(got._tag, `${name}: ${JSON.stringify(text)}`).toBe("Record")
+            // DateTimeUtc reads a time without an offset as UTC, new Date as local time.
+            if (!name.includes("DateTimeUtc")) expect(millis((got as { value: unknown }).value), `${name}: ${text}`).toBe(instant(text))
+          } else {
+            expect(got, `${name}: ${JSON.stringify(text)}`).toMatchObject({
+              _tag: "Dead",
+              letter: { position: at(i), stage: "decode", reason: { code: "decode_failed", field: "at" } }
+            })
+            const message = (got as Extract<Element, { _tag: "Dead" }>).letter.reason.message
+            expect(message, name).toContain(`at: Expected an ISO 8601 date or date-time on a real calendar day, actual ${JSON.stringify(text)}`)
+          }
+        }
+      }
+    }))
+
+  it.effect("encode writes a date exactly when its ISO text is one the service takes (the years 0-9999), through the writer too", () =>
+    Effect.gen(function*() {
+      const Out = Schema.Struct({ id: Schema.String, at: Schema.Date, from: Schema.DateFromString })
+      const times = [...seededTimes(11, 1_000), Date.UTC(10_000, 0, 1), Date.UTC(10_000, 0, 1) - 1, -62_167_219_200_000, -62_167_219_200_001, Number.NaN]
+      const inputs = times.map((time, i) => ({ id: `r${i}`, at: new Date(time), from: new Date(i % 2 === 0 ? time : 0) }))
+      const records = Typed.records({ decode: Schema.Any, encode: Out })
+      const destination: DatasetSchema = { columns: yield* Typed.datasetColumns(Out), primaryKey: ["id"] }
+      const events = () => Stream.fromIterable(inputs.map((value, i) => record(i, value)))
+      const encoded = yield* collect(records.through(events()))
+      const written = yield* collect(records.through(events(), destination))
+      const check = checkElement(destination)
+      const isoOf = (date: Date) => (Number.isNaN(date.getTime()) ? undefined : date.toISOString())
+      let stored = 0
+      for (let i = 0; i < inputs.length; i++) {
+        const iso = isoOf(inputs[i]!.at)
+        const fromIso = isoOf(inputs[i]!.from)
+        if (iso !== undefined && fromIso !== undefined && serviceTakes(iso) && serviceTakes(fromIso)) {
+          stored++
+          expect(encoded[i], iso).toEqual({ _tag: "Record", position: at(i), value: { id: `r${i}`, at: iso, from: fromIso } })
+          const checked = check(written[i] as Element<unknown>, i)
+          expect(checked).toBeInstanceOf(WrittenRecord)
+          expect(JSON.parse((checked as WrittenRecord).json)).toEqual({ id: `r${i}`, at: iso, from: fromIso })
+        } else {
+          for (const got of [encoded[i], written[i]]) {
+            expect(got, iso).toMatchObject({ _tag: "Dead", letter: { stage: "encode", reason: { code: "encode_failed" } } })
+          }
+        }
+      }
+      expect(stored).toBeGreaterThan(100)
+      expect(stored).toBeLessThan(inputs.length - 100)
     }))
 })
 

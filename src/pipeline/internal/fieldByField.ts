@@ -5,9 +5,14 @@
  * answers "converted" or "not here": on any failure the caller runs the whole schema, whose
  * answer and message are the ones that count.
  *
+ * Dates are read and written by the service's `datetime` rule (`isIsoDateTime`), on this path
+ * and on the whole schema's (`serviceDates`): `2026-02-30` is not a date, where `new Date`, so
+ * Effect's `Schema.Date`, reads it as March 2.
+ *
  * @internal
  */
 import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { isCalendarDay, isIsoDateTime } from "../../records.js"
 
 /**
  * A plain check of a value against a schema without transformations, compiled from its AST
@@ -69,22 +74,17 @@ let lastDay = NaN
 let lastDayText = ""
 
 /**
- * A date as `DateFromString` encodes it (`toISOString`, or `String(date)` for an invalid
- * one). Within the years `toISOString` writes with four digits, the day's text is kept from the
- * last date of the same day and the time of day is written from the milliseconds: 45 ns
- * against 120 for writing every field from the `getUTC*` methods, and 340 for `toISOString`.
+ * A date's ISO text as `toISOString` writes it (what `DateFromString` encodes), for the years
+ * it writes with four digits; undefined outside them and for an invalid date: text the
+ * service's `datetime` does not take. The day's text is kept from the last date of the same day
+ * and the time of day is written from the milliseconds: 45 ns against 120 for writing every
+ * field from the `getUTC*` methods, and 340 for `toISOString`.
  *
  * @internal
  */
-export const isoText = (date: Date): string => {
+export const isoText = (date: Date): string | undefined => {
   const time = date.getTime()
-  if (!(time >= firstIsoMillis && time < endIsoMillis)) {
-    try {
-      return date.toISOString()
-    } catch {
-      return String(date)
-    }
-  }
+  if (!(time >= firstIsoMillis && time < endIsoMillis)) return undefined
   const day = Math.floor(time / dayMillis)
   if (day !== lastDay) {
     lastDay = day
@@ -111,10 +111,27 @@ const digit = (text: string, at: number): number => {
 const twoDigitsAt = (text: string, at: number): number => digit(text, at) * 10 + digit(text, at + 1)
 
 /**
- * A date from its text, as `new Date(text)` reads it. The form timestamps mostly take,
- * `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.sssZ` in UTC, is read from its digits; any other
- * text, and the days 29 to 31 (where the month decides), go to `new Date`. 35 ns against 150
- * for `new Date` on node 20; a test holds the two equal over seeded texts.
+ * An offset of hours alone (`+02`), which the service takes and `new Date` does not, given its
+ * minutes (`+02:00`); any other text as it is. Only for text `isIsoDateTime` accepts: there a
+ * sign three characters from the end of a date-time can only start such an offset.
+ */
+const withOffsetMinutes = (text: string): string => {
+  const sign = text.charCodeAt(text.length - 3)
+  return text.length > 10 && (sign === 43 || sign === 45) ? `${text}:00` : text
+}
+
+/**
+ * A date from text the service's `datetime` takes (`isIsoDateTime`), as `new Date` reads it (a
+ * date alone is midnight UTC, a date-time without an offset local time); an invalid date for
+ * any other text: `2026-02-30`, `2026-02-29`, `2026-13-01`, hour 24 are not dates here, where
+ * `new Date` rolls the first two over into March.
+ *
+ * The form timestamps mostly take, `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.sssZ` in UTC,
+ * is read from its digits, its day checked against the calendar once per day read (the start
+ * of the last day read is kept: records in a stream mostly share it); 35 ns against 150 for
+ * `new Date` on node 20. Other text is checked by `isIsoDateTime`, then read by `new Date`. A
+ * test holds the answers equal to `isIsoDateTime`'s and, for the text it accepts, to
+ * `new Date`'s.
  *
  * @internal
  */
@@ -133,57 +150,169 @@ export const dateOfText = (text: string): Date => {
     const minutes = twoDigitsAt(text, 14)
     const seconds = twoDigitsAt(text, 17)
     const millis = length === 24 ? digit(text, 20) * 100 + twoDigitsAt(text, 21) : 0
-    // Years 0-99 are left out too: Date.UTC reads them as 1900-1999.
+    // Years 0-99 are left out: Date.UTC reads them as 1900-1999.
     if (
-      century >= 1 && year >= 0 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && hours >= 0 && hours <= 23 &&
-      minutes >= 0 && minutes <= 59 && seconds >= 0 && seconds <= 59 && millis >= 0
+      century >= 1 && year >= 0 && month >= 0 && day >= 0 && hours >= 0 && hours <= 23 && minutes >= 0 &&
+      minutes <= 59 && seconds >= 0 && seconds <= 59 && millis >= 0
     ) {
-      // The day's start is kept from the last text of the same day (records in a stream mostly
-      // share it): 108 -> 81 ns a text with the day kept.
       const dayKey = (century * 100 + year) * 10_000 + month * 100 + day
       if (dayKey !== lastParsedDay) {
+        if (!isCalendarDay(century * 100 + year, month, day)) return new Date(Number.NaN)
         lastParsedDay = dayKey
         lastParsedDayStart = Date.UTC(century * 100 + year, month - 1, day)
       }
       return new Date(lastParsedDayStart + hours * 3_600_000 + minutes * 60_000 + seconds * 1000 + millis)
     }
   }
-  return new Date(text)
+  return isIsoDateTime(text) ? new Date(withOffsetMinutes(text)) : new Date(Number.NaN)
 }
 
 /** What a compiled conversion answers when the value does not pass. */
 /** @internal */
 export const failed: unique symbol = Symbol("tributary/Typed/failed")
 
+// ---------------------------------------------------------------------------------------------
+// the service's datetime rule in a schema
+
+const datetimeText = (u: unknown, _: SchemaAST.ParseOptions, self: SchemaAST.Refinement) =>
+  typeof u === "string" && isIsoDateTime(u) ? Option.none() : Option.some(
+    new ParseResult.Type(self, u, `Expected an ISO 8601 date or date-time on a real calendar day, actual ${JSON.stringify(u)}`)
+  )
+
+// Effect's readers of ISO text into dates, known by their transformations (an annotated copy
+// of a schema keeps its node's transformation).
+const dateFromString = (Schema.DateFromString.ast as SchemaAST.Transformation).transformation as SchemaAST.FinalTransformation
+const dateTimeUtc = (Schema.DateTimeUtc.ast as SchemaAST.Transformation).transformation as SchemaAST.FinalTransformation
+
+/** A reader of ISO text into a date, held to the service's rule: its text must pass `isIsoDateTime`. */
+const serviceReader = (ast: SchemaAST.Transformation, transformation: SchemaAST.FinalTransformation) =>
+  new SchemaAST.Transformation(new SchemaAST.Refinement(ast.from, datetimeText), ast.to, transformation, ast.annotations)
+
+const rewritten = new WeakMap<SchemaAST.AST, SchemaAST.AST>()
+
 /**
- * A conversion compiled from an AST, one way, for what the fast path handles: guarded types
- * pass as they are; refinements, declarations (`DateFromSelf`) and transformations whose own
- * functions answer at once (`Date`, `DateFromString`, `DateTimeUtc`) are run directly, in the
- * order Effect's parser runs them. Undefined for anything else (the field then goes through its
- * own schema).
+ * A schema's AST with Effect's readers of ISO text into dates (`DateFromString`, and so
+ * `Schema.Date`, and `DateTimeUtc`) held to the service's `datetime` rule, wherever they are in
+ * it: their text must pass `isIsoDateTime`, decoding before it is read and encoding once it is
+ * written, so `2026-02-30` and a year past 9999 fail (`new Date`, which Effect's readers use,
+ * takes the first as March 2, and writes the second as `+010000-...`). `DateFromString` reads
+ * its text with `dateOfText`, and `DateTimeUtc` is given an offset's minutes: the service takes
+ * `+02`, `new Date` does not. Schemas of one's own that read other text (`31.01.2026`) are left
+ * as they are, and so is `DateTimeZoned`, whose text names a zone. Nodes are rebuilt only where
+ * something under them changed, and the same node always gives the same one (`Schema.Date`
+ * gives `serviceDate`), so the fast path knows the dates it converts by hand.
+ *
+ * @internal
+ */
+export const serviceDates = (ast: SchemaAST.AST): SchemaAST.AST => {
+  const known = rewritten.get(ast)
+  if (known !== undefined) return known
+  let out: SchemaAST.AST = ast
+  switch (ast._tag) {
+    case "Transformation": {
+      if (ast.transformation === dateFromString) {
+        out = serviceReader(
+          ast,
+          new SchemaAST.FinalTransformation((text) => ParseResult.succeed(dateOfText(text)), dateFromString.encode)
+        )
+      } else if (ast.transformation === dateTimeUtc) {
+        out = serviceReader(
+          ast,
+          new SchemaAST.FinalTransformation(
+            (text, options, self, input) => dateTimeUtc.decode(withOffsetMinutes(text), options, self, input),
+            dateTimeUtc.encode
+          )
+        )
+      } else {
+        const from = serviceDates(ast.from)
+        const to = serviceDates(ast.to)
+        if (from !== ast.from || to !== ast.to) out = new SchemaAST.Transformation(from, to, ast.transformation, ast.annotations)
+      }
+      break
+    }
+    case "Refinement": {
+      const from = serviceDates(ast.from)
+      if (from !== ast.from) out = new SchemaAST.Refinement(from, ast.filter, ast.annotations)
+      break
+    }
+    case "TypeLiteral": {
+      const fields = ast.propertySignatures.map((field) => {
+        const type = serviceDates(field.type)
+        return type === field.type
+          ? field
+          : new SchemaAST.PropertySignature(field.name, type, field.isOptional, field.isReadonly, field.annotations)
+      })
+      const indexes = ast.indexSignatures.map((index) => {
+        const type = serviceDates(index.type)
+        return type === index.type ? index : new SchemaAST.IndexSignature(index.parameter, type, index.isReadonly)
+      })
+      if (fields.some((field, i) => field !== ast.propertySignatures[i]) || indexes.some((index, i) => index !== ast.indexSignatures[i])) {
+        out = new SchemaAST.TypeLiteral(fields, indexes, ast.annotations)
+      }
+      break
+    }
+    case "Union": {
+      const types = ast.types.map(serviceDates)
+      if (types.some((type, i) => type !== ast.types[i])) out = SchemaAST.Union.make(types, ast.annotations)
+      break
+    }
+    case "TupleType": {
+      const elements = ast.elements.map((element) => {
+        const type = serviceDates(element.type)
+        return type === element.type ? element : new SchemaAST.OptionalType(type, element.isOptional, element.annotations)
+      })
+      const rest = ast.rest.map((element) => {
+        const type = serviceDates(element.type)
+        return type === element.type ? element : new SchemaAST.Type(type, element.annotations)
+      })
+      if (elements.some((element, i) => element !== ast.elements[i]) || rest.some((element, i) => element !== ast.rest[i])) {
+        out = new SchemaAST.TupleType(elements, rest, ast.isReadonly, ast.annotations)
+      }
+      break
+    }
+    case "Suspend": {
+      // What it suspends is rewritten when first read, by when this node is known (it may
+      // hold it again).
+      const f = ast.f
+      out = new SchemaAST.Suspend(() => serviceDates(f()), ast.annotations)
+      break
+    }
+  }
+  rewritten.set(ast, out)
+  return out
+}
+
+/** `Schema.Date` and `Schema.DateFromString` held to the service's rule (`serviceDates`). @internal */
+export const serviceDate = serviceDates(Schema.Date.ast)
+/** @internal */
+export const serviceDateFromString = serviceDates(Schema.DateFromString.ast)
+
+// ---------------------------------------------------------------------------------------------
+// conversions
+
+/**
+ * A conversion compiled from an AST (through `serviceDates`), one way, for what the fast path
+ * handles: guarded types pass as they are; refinements, declarations (`DateFromSelf`) and
+ * transformations whose own functions answer at once (`Date`, `DateFromString`, `DateTimeUtc`)
+ * are run directly, in the order Effect's parser runs them. Undefined for anything else (the
+ * field then goes through its own schema).
  */
 const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: unknown) => unknown) | undefined => {
   const guard = guardOf(ast)
   if (guard !== undefined) return (u) => (guard(u) ? u : failed)
-  // Dates, the usual datetime column, by hand: what Effect's own functions do, without the
-  // `Either` each step wraps its answer in (and `toISOString`, 400 ns, done in 160).
   if (ast === Schema.DateFromSelf.ast) return (u) => (u instanceof Date ? u : failed)
-  if (ast === Schema.DateFromString.ast) {
-    return direction === "decode"
-      ? (u) => (typeof u === "string" ? dateOfText(u) : failed)
-      : (u) => (u instanceof Date ? isoText(u) : failed)
-  }
-  // `Schema.Date`: `DateFromString` refined to valid dates, in one step (the refinement's own
-  // filter, through its `Option`, cost 140 ns a record).
-  if (ast === Schema.Date.ast) {
-    const valid = (date: Date) => date.getTime() === date.getTime()
+  // Dates, the usual datetime column, by hand: `Schema.Date` and `DateFromString` held to the
+  // service's rule answer alike (text it takes, a valid date), here in one step each way,
+  // without the `Either` each of Effect's steps wraps its answer in, the `Option` of
+  // `Schema.Date`'s refinement (140 ns a record) and `toISOString` (400 ns, done in 45).
+  if (ast === serviceDate || ast === serviceDateFromString) {
     return direction === "decode"
       ? (u) => {
         if (typeof u !== "string") return failed
         const date = dateOfText(u)
-        return valid(date) ? date : failed
+        return date.getTime() === date.getTime() ? date : failed
       }
-      : (u) => (u instanceof Date && valid(u) ? isoText(u) : failed)
+      : (u) => (u instanceof Date ? isoText(u) ?? failed : failed)
   }
   switch (ast._tag) {
     case "Refinement": {

@@ -17,9 +17,9 @@
  *
  * @internal
  */
-import { Schema, type SchemaAST } from "effect"
+import type { SchemaAST } from "effect"
 import { type Column, isIsoDateTime } from "../../records.js"
-import { failed, fieldConversion } from "./fieldByField.js"
+import { failed, fieldConversion, serviceDate, serviceDateFromString } from "./fieldByField.js"
 import * as Bytes from "./wireBytes.js"
 
 /**
@@ -58,11 +58,11 @@ const encodedWriter = (dataType: Column["dataType"], nullable: boolean): FieldWr
   }
 }
 
-/** How one field of the output schema is written into a column of `dataType`. */
+/** How one field of the output schema (through `serviceDates`) is written into a column of `dataType`. */
 const fieldWriter = (type: SchemaAST.AST, dataType: Column["dataType"], nullable: boolean): FieldWriter => {
-  if (dataType === "datetime" && (type === Schema.Date.ast || type === Schema.DateFromString.ast)) {
+  if (dataType === "datetime" && (type === serviceDate || type === serviceDateFromString)) {
     // What the date writer writes is valid ISO text by construction within the years it takes
-    // (and `Schema.Date` only refuses invalid dates, which it does not take).
+    // (it refuses the others, and invalid dates, as these schemas do).
     return (v) => v instanceof Date && Bytes.date(v)
   }
   const convert = fieldConversion(type, "encode")
@@ -78,10 +78,10 @@ const fieldWriter = (type: SchemaAST.AST, dataType: Column["dataType"], nullable
 const indexLike = /^(?:0|[1-9]\d*)$/
 
 /**
- * A writer for records of the output schema `ast` into `destination`, or undefined when the
- * schema is not a plain struct, a field is not a column of the destination (or has a name
- * JSON would move), or code cannot be generated here. The writer answers the record's text
- * (`Bytes.Written`), or undefined for the generic path.
+ * A writer for records of the output schema `ast` (through `serviceDates`) into `destination`,
+ * or undefined when the schema is not a plain struct, a field is not a column of the
+ * destination (or has a name JSON would move), or code cannot be generated here. The writer
+ * answers the record's text (`Bytes.Written`), or undefined for the generic path.
  *
  * @internal
  */

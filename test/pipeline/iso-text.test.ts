@@ -64,6 +64,35 @@ describe("dateOfText", () => {
     }
   })
 
+  it("reads dates alone and times at an offset as new Date does, across the day's edges and every offset's range", () => {
+    const two = (n: number) => String(n).padStart(2, "0")
+    let seed = 11
+    for (let i = 0; i < 2_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      const iso = new Date(Math.floor((seed / 2 ** 31) * 253_402_300_800_000)).toISOString()
+      const offset = `${i % 2 === 0 ? "+" : "-"}${two(i % 26)}:${two((i * 7) % 62)}`
+      same(iso.slice(0, 10))
+      same(iso.slice(0, 19) + offset)
+      same(iso.slice(0, 23) + offset)
+    }
+    // Offsets that carry a time into the day before or after, and their bounds.
+    for (const time of ["00:00:00", "00:30:00.000", "23:59:59", "23:59:59.999", "12:00:00"]) {
+      for (const offset of ["+00:00", "-00:00", "+23:59", "-23:59", "+24:00", "-12:60", "+14:00", "+05:30", "+0530", "+05", "+5:30", "*05:30"]) {
+        same(`2024-02-29T${time}${offset}`)
+        same(`2026-12-31T${time}${offset}`)
+        same(`2026-02-29T${time}${offset}`)
+      }
+    }
+    // Texts of the lengths read from digits, with a character out of place.
+    for (
+      const text of [
+        "2026-11-01", "2026-11-1", "2026/11/01", "2026-11-01x", "20261101", "0050-11-01", "2026-11-01T", "2026-02-30",
+        "2026-11-01T10:00:00,123Z", "2026-11-01T10:00:00+123Z", "2026-11-01T10:00:00,123+02:00", "2026-11-01T10:00:00+05530",
+        "2026-11-01T10:00:00.123-08x00", "2026-11-01T10:00:00-08:00Z", "2026-11-01T10:00:00.12Z+00", "2026-11-01 10:00:00+02:00"
+      ]
+    ) same(text)
+  })
+
   it("reads no day the calendar lacks: the 29th to 31st by month and leap year, month 0 or 13, day 0 or 32", () => {
     const two = (n: number) => String(n).padStart(2, "0")
     const days = ["00", "01", "28", "29", "30", "31", "32"]

@@ -10,9 +10,15 @@ import * as Postgres from "../../connectors/postgres/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
-import { run } from "../pipeline/run.js"
+import { type PipelineConfig, run } from "../pipeline/run.js"
 import { connectionOptions, interruptedExitCode } from "./ingest.js"
-import { concurrencyOption as concurrency, positiveInteger } from "./options.js"
+import {
+  concurrencyOption as concurrency,
+  maxPendingBytesOption as maxPendingBytes,
+  maxPendingOption as maxPending,
+  positiveInteger,
+  retriesOption as retries
+} from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /**
@@ -26,7 +32,8 @@ export interface BackfillOptions {
   readonly datasetId: string | undefined
   readonly createDataset?: { readonly name: string; readonly dataSourceId: number } | undefined
   readonly deadLetterPath: string
-  readonly concurrency?: number | undefined
+  readonly concurrency?: PipelineConfig<never, never>["concurrency"]
+  readonly maxPending?: PipelineConfig<never, never>["maxPending"]
 }
 
 /**
@@ -88,6 +95,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       destination: { datasetId: datasetId! },
       deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
       concurrency: options.concurrency,
+      maxPending: options.maxPending,
       onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
@@ -156,6 +164,9 @@ export const backfillCommand = Command.make(
     deadLetter,
     since,
     concurrency,
+    maxPending,
+    maxPendingBytes,
+    retries,
     createDataset,
     dataSource,
     lease,
@@ -195,7 +206,8 @@ export const backfillCommand = Command.make(
           ? { name: options.createDataset.value, dataSourceId: Option.getOrThrow(options.dataSource) }
           : undefined,
         deadLetterPath: options.deadLetter,
-        concurrency: options.concurrency
+        concurrency: options.concurrency,
+        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes }
       }).pipe(
         Effect.provide(Postgres.layer({ url: options.databaseUrl, maxConnections: (Option.getOrUndefined(options.parallel) ?? options.partitions) + 2 })),
         Effect.onInterrupt(() =>
@@ -207,6 +219,6 @@ export const backfillCommand = Command.make(
       )
       yield* Console.log(summarizeBackfill(progress, options.deadLetter))
     }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))
+      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
     )
 ).pipe(Command.withDescription("Backfill a Postgres table or query into a dataset, resumable and effectively once"))

@@ -11,8 +11,15 @@ import { TributaryClient, type TributaryClientService } from "../client/Client.j
 import * as Checkpoint from "../pipeline/Checkpoint.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
-import { run, type PipelineError } from "../pipeline/run.js"
-import { concurrencyOption as concurrency, datasetOption as dataset, positiveInteger } from "./options.js"
+import { type PipelineConfig, type PipelineError, run } from "../pipeline/run.js"
+import {
+  concurrencyOption as concurrency,
+  datasetOption as dataset,
+  maxPendingBytesOption as maxPendingBytes,
+  maxPendingOption as maxPending,
+  positiveInteger,
+  retriesOption as retries
+} from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
@@ -41,7 +48,8 @@ export interface IngestNdjson {
   readonly datasetId: string | number
   readonly deadLetterPath: string
   readonly checkpointPath: string | undefined
-  readonly concurrency?: number | undefined
+  readonly concurrency?: PipelineConfig<never, never>["concurrency"]
+  readonly maxPending?: PipelineConfig<never, never>["maxPending"]
   readonly maxLineBytes?: number | undefined
   readonly api?: "v1" | "v2" | undefined
 }
@@ -68,6 +76,7 @@ export const ingestNdjson = (
       checkpoint,
       deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
       concurrency: options.concurrency,
+      maxPending: options.maxPending,
       onEvent: progressDisplay({ stream: process.stderr }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(endProgress(process.stderr)))
@@ -141,7 +150,7 @@ export const connectionOptions = {
 /** @since 0.1.0 */
 export const ingestCommand = Command.make(
   "ingest",
-  { input, dataset, deadLetter, checkpoint, concurrency, maxLineBytes, ...connectionOptions },
+  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, retries, maxLineBytes, ...connectionOptions },
   (options) =>
     Effect.gen(function*() {
       const defaults = defaultPaths(options.input)
@@ -156,6 +165,7 @@ export const ingestCommand = Command.make(
         deadLetterPath: paths.deadLetters,
         checkpointPath: paths.checkpoint,
         concurrency: options.concurrency,
+        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
         maxLineBytes: options.maxLineBytes
       }).pipe(
         Effect.onInterrupt(() =>
@@ -167,6 +177,6 @@ export const ingestCommand = Command.make(
       )
       yield* Console.log(summarize(progress, paths))
     }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))
+      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
     )
 ).pipe(Command.withDescription("Send an NDJSON file (or - for stdin) into a dataset, effectively once"))

@@ -83,12 +83,30 @@ export const sinkRegistry = (status: () => SinkStatus): Registry => {
   total("tributary_records_read_total", "Elements read from the source", (p) => p.read)
   new Gauge({
     name: "tributary_batches_in_flight",
-    help: "Batches sent and not yet at a terminal ingestion state",
+    help: "Batches between the batcher and their commit: sent, followed, or held back",
     registers: [registry],
     collect() {
       this.set(current().progress.inFlight)
     }
   })
+  const gauge = (name: string, help: string, read: (progress: Progress) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(current().progress))
+      }
+    })
+  gauge("tributary_ingestions_pending", "Accepted ingestions followed to their end", (p) => p.pending)
+  gauge("tributary_batches_waiting", "Batches held back behind an earlier batch with a shared primary-key value", (p) => p.waiting)
+  gauge("tributary_concurrency_limit", "Requests allowed in flight now (the adaptive limit)", (p) => p.concurrencyLimit)
+  gauge("tributary_service_outage", "1 while the service cannot be reached, else 0", (p) => (p.outage === null ? 0 : 1))
+  gauge(
+    "tributary_service_outage_seconds",
+    "How long the service has been unreachable (0 when it answers)",
+    (p) => (p.outage === null ? 0 : Math.max(0, Date.now() - p.outage.since) / 1000)
+  )
   new Gauge({
     name: "tributary_oldest_unacked_seconds",
     help: "Age of the oldest element read and not yet committed",
@@ -141,9 +159,15 @@ export const serveMetrics = (options: {
           res.writeHead(200, { "content-type": "text/plain" })
           res.end("ok\n")
         } else if (path === "/ready") {
-          const ready = options.status().ready
-          res.writeHead(ready ? 200 : 503, { "content-type": "text/plain" })
-          res.end(ready ? "ready\n" : "not ready: joining the consumer group\n")
+          const status = options.status()
+          res.writeHead(status.ready ? 200 : 503, { "content-type": "text/plain" })
+          res.end(
+            status.ready
+              ? "ready\n"
+              : status.progress.outage !== null
+              ? `not ready: the service cannot be reached (${status.progress.outage.cause})\n`
+              : "not ready: joining the consumer group\n"
+          )
         } else {
           res.writeHead(404, { "content-type": "text/plain" })
           res.end("not found: /metrics, /health, /ready\n")

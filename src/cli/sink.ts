@@ -17,7 +17,12 @@ import * as DeadLetter from "../pipeline/DeadLetter.js"
 import { emptyProgress, type Progress } from "../pipeline/events.js"
 import { connectionOptions } from "./ingest.js"
 import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
-import { concurrencyOption as concurrency, datasetOption as dataset } from "./options.js"
+import {
+  concurrencyOption as concurrency,
+  datasetOption as dataset,
+  maxPendingBytesOption as maxPendingBytes,
+  maxPendingOption as maxPending
+} from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /**
@@ -134,8 +139,11 @@ export const describeSink = (partitions: () => ReadonlyArray<Kafka.PartitionStat
     last = { at: now, accepted: progress.accepted }
     const held = partitions()
     const lag = held.reduce((sum, p) => sum + lagOf(p), 0)
-    return `${rate} records/s  lag ${lag}  in flight ${progress.inFlight}  dead letters ${progress.deadLettered}  ` +
-      `stored ${progress.accepted}  partitions ${held.length}`
+    const outage = progress.outage === null
+      ? ""
+      : `  OUTAGE for ${Math.round((now - progress.outage.since) / 1000)}s (${progress.outage.attempts} failed tries: ${progress.outage.cause})`
+    return `${rate} records/s  lag ${lag}  in flight ${progress.inFlight} (${progress.pending} followed, ${progress.waiting} held)  ` +
+      `limit ${progress.concurrencyLimit}  dead letters ${progress.deadLettered}  stored ${progress.accepted}  partitions ${held.length}${outage}`
   }
 }
 
@@ -154,6 +162,8 @@ export const sinkCommand = Command.make(
     deadLetter,
     deadLetterTopic,
     concurrency,
+    maxPending,
+    maxPendingBytes,
     drainTimeout,
     metricsPort,
     sessionTimeout,
@@ -190,7 +200,7 @@ export const sinkCommand = Command.make(
       const display = progressDisplay({ stream: process.stderr, describe: describeSink(partitions) })
       const status = (): SinkStatus => {
         const held = partitions()
-        return { progress: latest, partitions: held, ready: held.length > 0 }
+        return { progress: latest, partitions: held, ready: held.length > 0 && latest.outage === null }
       }
 
       if (Option.isSome(options.metricsPort)) {
@@ -207,6 +217,9 @@ export const sinkCommand = Command.make(
         destination: { datasetId: options.dataset },
         deadLetters,
         concurrency: options.concurrency,
+        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+        // A long-running member waits out an outage of the service, staying in its group.
+        rideOutOutages: true,
         drainTimeout: options.drainTimeout,
         onStop: say("sink: stopping: no more fetching; delivering what was read and committing"),
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
@@ -214,6 +227,15 @@ export const sinkCommand = Command.make(
           if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
           if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
           if (event._tag === "Assigned") return say(`sink: assigned ${event.partitions.join(", ")}`)
+          if (event._tag === "OutageStarted") {
+            return say(`sink: the service cannot be reached (${event.outage.cause}); trying again until it answers, committing nothing new`)
+          }
+          if (event._tag === "OutageEnded") {
+            return say(
+              `sink: the service answers again after ${Math.round((event.endedAt - event.outage.since) / 1000)}s ` +
+                `(${event.outage.attempts} failed tries); carrying on`
+            )
+          }
           if (event._tag === "Revoked") {
             return say(`sink: revoked ${event.partitions.join(", ")}: in-flight batches drained, delivered ones committed`)
           }

@@ -67,16 +67,30 @@ const makeClients = (config: ClientConfig) =>
     const ownAgent = yield* Effect.serviceOption(Transport.ExchangeDispatcher)
     const callersDispatcher = yield* Effect.serviceOption(NodeHttpClient.Dispatcher)
     const dispatcher = Option.orElse(ownAgent, () => callersDispatcher)
-    const exchanges = Option.isSome(dispatcher) && config.traceRequests !== true
-      ? retries.exchanges(Transport.exchanges(dispatcher.value, config.baseUrl, apiKey))
-      : Transport.exchangesVia(http)
+    const attempts = Option.isSome(dispatcher) && config.traceRequests !== true
+      ? Option.some(Transport.exchanges(dispatcher.value, config.baseUrl, apiKey))
+      : Option.none()
+    const exchanges = Option.match(attempts, {
+      onNone: () => Transport.exchangesVia(http),
+      onSome: retries.exchanges
+    })
     return {
       v1,
       v2,
       /** The authenticated, retrying HTTP client with the base URL applied. */
       http,
       /** The pipeline's hot path: authenticated, retrying requests under the base URL, answers read whole. */
-      exchanges
+      exchanges,
+      /**
+       * Single attempts of `exchanges`, before its retries (none when requests are traced): for
+       * a caller that wraps each attempt (the pipeline times each one for its concurrency limit)
+       * and then retries them with `retrying`.
+       */
+      attempts,
+      /** The client's retry policy over exchanges (sharing its `Retry-After` pause). */
+      retrying: retries.exchanges,
+      /** The retry policy in force. */
+      retryPolicy: policy
     }
   })
 

@@ -39,6 +39,8 @@ import type { Checked } from "./validate.js"
 export interface BatchRecord {
   readonly position: Position
   readonly json: string
+  /** Its primary-key value, when the dataset has a key: batches that share one are sent in order. */
+  readonly key?: string | undefined
 }
 
 /**
@@ -56,6 +58,8 @@ export interface Batch {
   /** The position of the element numbered `toSeq`, committed once the batch is done. */
   readonly lastPosition: Position
   readonly closedBy: "count" | "bytes" | "linger" | "end" | "recorded"
+  /** Its request body's length in bytes. */
+  readonly bytes: number
 }
 
 /**
@@ -176,7 +180,8 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
         fromSeq: state.fromSeq,
         toSeq: state.toSeq,
         lastPosition: state.lastPosition,
-        closedBy
+        closedBy,
+        bytes: state.bytes
       }
     }
   }

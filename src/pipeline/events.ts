@@ -28,13 +28,36 @@ export interface Progress {
   readonly deadLettered: number
   /** Records a typed stage dropped on purpose (`Typed.filter`, a `flatMap` to nothing): committed, not sent. */
   readonly dropped: number
-  /** Batches posted and not yet at a terminal ingestion state. */
+  /** Batches taken from the batcher and not yet at a terminal ingestion state (sending, waiting or tracked). */
   readonly inFlight: number
+  /** Of those, batches whose ingestion the service accepted and that are followed to their end. */
+  readonly pending: number
+  /** Of those, batches held back until an earlier batch with a shared primary-key value is terminal. */
+  readonly waiting: number
+  /** Records the service answered as replays of an earlier request with the same key (stored before). */
+  readonly replayed: number
+  /** Requests allowed in flight now (the adaptive limit; the ceiling when fixed). */
+  readonly concurrencyLimit: number
+  /** The service has been unreachable since `since` (null when it answers). */
+  readonly outage: Outage | null
   /** The committed position per partition. */
   readonly committed: Readonly<Record<string, Position>>
   /** Milliseconds since the oldest element not yet committed was read (0 when none). */
   readonly oldestUnackedMillis: number
   readonly startedAt: number
+}
+
+/**
+ * The service cannot be reached (transport errors, or 5xx/429 after every retry): since when,
+ * how many attempts failed since, and the last cause.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Outage {
+  readonly since: number
+  readonly attempts: number
+  readonly cause: string
 }
 
 /** @since 0.1.0 */
@@ -47,6 +70,11 @@ export const emptyProgress = (startedAt: number): Progress => ({
   deadLettered: 0,
   dropped: 0,
   inFlight: 0,
+  pending: 0,
+  waiting: 0,
+  replayed: 0,
+  concurrencyLimit: 0,
+  outage: null,
   committed: {},
   oldestUnackedMillis: 0,
   startedAt
@@ -82,3 +110,9 @@ export type PipelineEvent =
   /** Partitions taken away: their batches in flight drained, what landed committed. */
   | { readonly _tag: "Revoked"; readonly partitions: ReadonlyArray<string> }
   | { readonly _tag: "Progress"; readonly progress: Progress }
+  /** The service stopped answering (a long-running run keeps trying; a one-shot run stops after its bound). */
+  | { readonly _tag: "OutageStarted"; readonly outage: Outage }
+  /** The service answers again after an outage. */
+  | { readonly _tag: "OutageEnded"; readonly outage: Outage; readonly endedAt: number }
+  /** The adaptive concurrency limit moved. */
+  | { readonly _tag: "LimitChanged"; readonly limit: number }

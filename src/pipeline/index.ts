@@ -5,7 +5,7 @@
  */
 export * from "./batch.js"
 export * as Checkpoint from "./Checkpoint.js"
-export { commit, CommitTracker } from "./commit.js"
+export { commit } from "./commit.js"
 export * as DeadLetter from "./DeadLetter.js"
 export * from "./deliver.js"
 export * from "./events.js"

@@ -5,8 +5,8 @@
  */
 import { Chunk, Stream } from "effect"
 import { dual } from "effect/Function"
-import { checkRecord, type Column } from "../records.js"
-import { CommitTracker } from "./commit.js"
+import { checkRecord, type Column, primaryKeyOf, type Row } from "../records.js"
+import { CommitTracker } from "./internal/commitTracker.js"
 import type { DeadLetter } from "./DeadLetter.js"
 import { type Written, WrittenRecord } from "./internal/wireBytes.js"
 import { writtenFor, writtenText } from "./internal/wireWriter.js"
@@ -36,6 +36,8 @@ export type Checked =
     readonly seq: number
     readonly position: Position
     readonly json: string
+    /** Its primary-key value as the service compares it (`primaryKeyOf`), when the dataset has a key. */
+    readonly key?: string | undefined
   }
   | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
   /** Dropped on purpose by a typed stage: nothing to send, committed like the rest. */
@@ -68,6 +70,11 @@ export const checkElement = (schema: DatasetSchema) => {
     primaryKey: schema.primaryKey,
     addUnknownColumns: schema.allowNewColumns ?? false
   }
+  const primaryKey = schema.primaryKey
+  // Only keyed datasets order their batches (`internal/conflicts.ts`); a valid record is an object.
+  const keyOf = primaryKey.length === 0
+    ? () => undefined
+    : (value: unknown) => primaryKeyOf(value as Row, primaryKey)
   return (element: Element, seq: number): Checked => {
     if (element._tag === "Dead") return { _tag: "Dead", seq, letter: element.letter }
     if (element._tag === "Dropped") return { _tag: "Skipped", seq, position: element.position }
@@ -81,7 +88,7 @@ export const checkElement = (schema: DatasetSchema) => {
     // Written and checked for this very schema by the typed encoder (`run` with typed records).
     const written = element as { readonly [writtenFor]?: DatasetSchema; readonly [writtenText]?: Written }
     if (written[writtenFor] === schema && written[writtenText] !== undefined) {
-      return new WrittenRecord(seq, element.position, written[writtenText])
+      return new WrittenRecord(seq, element.position, written[writtenText], keyOf(element.value))
     }
     const check = checkRecord(element.value, options)
     if (check._tag === "Invalid") {
@@ -95,7 +102,8 @@ export const checkElement = (schema: DatasetSchema) => {
       _tag: "Valid",
       seq,
       position: element.position,
-      json: element.json ?? JSON.stringify(element.value)
+      json: element.json ?? JSON.stringify(element.value),
+      key: keyOf(element.value)
     }
   }
 }

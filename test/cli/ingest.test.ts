@@ -115,7 +115,7 @@ describe("tributary ingest", () => {
     const base = ["ingest", file, "--dataset", "d", "--api-url", server.url, "--api-key", key]
     const zero = await runCli([...base, "--concurrency", "0"])
     expect(zero.code).toBe(2)
-    expect(zero.stderr).toContain("--concurrency must be at least 1, got 0")
+    expect(zero.stderr).toContain("--concurrency must be a whole number of at least 1 (an adaptive ceiling) or fixed:N, got '0'")
     const negative = await runCli([...base, "--max-line-bytes", "-5"])
     expect(negative.code).toBe(2)
     expect(negative.stderr).toContain("--max-line-bytes must be at least 1, got -5")

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { afterAll, expect, layer } from "@effect/vitest"
-import { Context, Data, Effect, Fiber, Layer, Redacted, Schedule, Schema, type Scope } from "effect"
+import { Context, Data, Deferred, Effect, Fiber, Layer, Redacted, Schedule, Schema, type Scope } from "effect"
 import { Kafka as KafkaJs, logLevel } from "kafkajs"
 import * as Kafka from "../../connectors/kafka/index.js"
 import * as Ndjson from "../../connectors/ndjson/index.js"
@@ -348,10 +348,17 @@ for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
         const source = yield* harness.create(lines)
         // The crash: the run is interrupted once some batches are committed, others in flight.
         yield* Effect.scoped(Effect.gen(function*() {
-          const running = yield* Effect.fork(runToEnd(client, source.open, datasetId, { schema, concurrency: 4 }))
+          const committed = yield* Deferred.make<void>()
+          const running = yield* Effect.fork(runToEnd(client, source.open, datasetId, {
+            schema,
+            concurrency: 4,
+            onEvent: (event) => (event._tag === "Committed" ? Effect.asVoid(Deferred.succeed(committed, undefined)) : Effect.void)
+          }))
           yield* client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1 } }).pipe(
             Effect.repeat({ until: (answer) => answer.data.pagination.totalItems >= 500, schedule: Schedule.spaced("10 millis") })
           )
+          // Sends run ahead of their ingestions' ends: wait until something is committed too.
+          yield* Deferred.await(committed)
           yield* Fiber.interrupt(running)
         }))
         const second = yield* runToEnd(client, source.open, datasetId, { schema })

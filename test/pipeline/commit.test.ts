@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { CommitTracker } from "../../src/pipeline/commit.js"
+import { CommitTracker } from "../../src/pipeline/internal/commitTracker.js"
 
 const at = (offset: number) => ({ partition: "p", offset })
 

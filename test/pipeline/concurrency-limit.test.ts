@@ -259,8 +259,10 @@ describe("ConcurrencyLimit", () => {
     expect(() => new ConcurrencyLimit({ ceiling: 4, mode: "adaptive", deviations: -1 })).toThrow(RangeError)
   })
 
-  it("classifies answers: 408, 429, 503, 504 and exchange errors are back-pressure, other 4xx ignored, the rest ok", () => {
-    expect([200, 201, 204, 301, 500, 502].map(outcomeOfStatus)).toEqual(Array(6).fill("ok"))
+  it("classifies answers: the transient statuses (408, 429, 500, 502, 503, 504) and exchange errors are back-pressure, other 4xx and 5xx ignored, the rest ok", () => {
+    expect([200, 201, 204, 301].map(outcomeOfStatus)).toEqual(Array(4).fill("ok"))
+    expect([500, 502].map(outcomeOfStatus)).toEqual(["backpressure", "backpressure"])
+    expect([501, 505].map(outcomeOfStatus)).toEqual(["ignored", "ignored"])
     expect([408, 429, 503, 504].map(outcomeOfStatus)).toEqual(Array(4).fill("backpressure"))
     expect([400, 401, 403, 404, 409, 413, 422].map(outcomeOfStatus)).toEqual(Array(7).fill("ignored"))
     const error = new ExchangeError({ method: "POST", path: "/x", cause: new Error("timeout") })

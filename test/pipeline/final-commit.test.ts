@@ -25,7 +25,7 @@ describe("the run's final commit", () => {
           : json(res, 200, {
             requestId: "r",
             status: "success",
-            data: { status: "success", summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } } }
+            data: { status: "success", errors: null, summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } } }
           })
       )
       const client = yield* Effect.map(

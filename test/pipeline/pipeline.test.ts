@@ -503,14 +503,14 @@ describe("answers of the wrong shape (a real HTTP server on loopback, scripted)"
       expect(error).toMatchObject({ _tag: "SchemaError", reason: "cannot read the schema of dataset d1: the service answered 200 without the columns" })
     }))
 
-  it.scopedLive("an ingestion answer without a status stops the run naming the ingestion", () =>
+  it.scopedLive("an ingestion answer of the wrong shape stops the run naming the ingestion", () =>
     Effect.gen(function*() {
       const error = yield* deliverTo((arrival, res) =>
         arrival.method === "POST"
           ? json(res, 200, { requestId: "r", status: "success", data: { ingestionId: "ing-1", status: "queued" } })
           : json(res, 200, { requestId: "r", status: "success", data: {} })
       )
-      expect(error.message).toContain("following ingestion ing-1: an answer without a status")
+      expect(error.message).toContain("following ingestion ing-1: an answer of the wrong shape")
     }))
 })
 
@@ -591,7 +591,7 @@ describe("validate", () => {
         Stream.runCollect,
         Effect.map(Chunk.toReadonlyArray)
       )
-      expect(checked[0]).toEqual({ _tag: "Valid", seq: 0, position: position(1), json: goodText })
+      expect(checked[0]).toEqual({ _tag: "Valid", seq: 0, position: position(1), json: goodText, key: "[\"a\"]" })
       expect(checked[1]).toMatchObject({ _tag: "Dead", seq: 1, letter: { stage: "validate", reason: { code: "invalid_type", field: "amount" }, record: { id: "b" } } })
       expect(checked[2]).toMatchObject({ _tag: "Dead", seq: 2, letter: { stage: "source", reason: { code: "invalid_json" }, raw: "{" } })
     }))

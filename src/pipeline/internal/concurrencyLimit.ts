@@ -32,6 +32,7 @@
  */
 import { Cause, Deferred, Effect, Exit, Option } from "effect"
 import type { ExchangeError, Exchanges, Reply } from "../../client/transport.js"
+import { isTransientStatus } from "../../client/retry.js"
 
 /**
  * What an attempt's answer says about the service's load: `ok` (an answer; its latency
@@ -266,16 +267,18 @@ export class ConcurrencyLimit {
 }
 
 /**
- * What an answer's status says about load: 408, 429, 503 and 504 are back-pressure; other
- * 4xx say nothing about load (ignored); everything else is an answer whose latency counts.
+ * What an answer's status says about load: the transient failures the client retries (408,
+ * 429, 500, 502, 503, 504: a service that fails under load should get less of it, as Vector's
+ * ARC counts retriable answers) are back-pressure; other 4xx and 5xx say nothing about load
+ * (ignored); everything else is an answer whose latency counts.
  *
  * @since 0.2.0
  * @category utils
  */
 export const outcomeOfStatus = (status: number): Outcome =>
-  status === 429 || status === 503 || status === 504 || status === 408
+  isTransientStatus(status)
     ? "backpressure"
-    : status >= 400 && status < 500
+    : status >= 400
     ? "ignored"
     : "ok"
 

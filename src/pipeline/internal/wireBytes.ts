@@ -251,7 +251,13 @@ const decoder = new TextDecoder()
  */
 export class WrittenRecord {
   readonly _tag = "Valid" as const
-  constructor(readonly seq: number, readonly position: Position, readonly text: Written) {}
+  constructor(
+    readonly seq: number,
+    readonly position: Position,
+    readonly text: Written,
+    /** Its primary-key value (see `Checked`), when the dataset has a key. */
+    readonly key?: string | undefined
+  ) {}
   get json(): string {
     return decoder.decode(this.text.buffer.subarray(this.text.start, this.text.end))
   }

@@ -1,0 +1,125 @@
+/**
+ * Ownership and commits: where each assigned partition's cuts and commits are written, which
+ * partitions were given up, and the committer that writes the highest contiguous delivered
+ * position of each partition every `commitInterval`.
+ *
+ * A partition given up and not assigned again drops a commit or a cut that was still on its
+ * way (the committer had taken it, or its last batch landed after the drain): the new owner
+ * sends from the old commit under the same keys.
+ *
+ * @since 0.2.0
+ * @internal
+ */
+import { Effect } from "effect"
+import type { BatchCut, CheckpointError } from "../Checkpoint.js"
+import type { DeliveredUnit } from "../deliver.js"
+import type { PipelineEvent } from "../events.js"
+import type { Assignment, CheckpointWriter, Position } from "../Source.js"
+import type { CommitTracker } from "./commitTracker.js"
+import { type Counters, noteCommitted } from "./progress.js"
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export class Commits {
+  private readonly writers = new Map<string, CheckpointWriter>()
+  private readonly given = new Set<string>()
+  private readonly ownership = new Map<string, () => boolean>()
+  /** Positions waiting to be written; the committer writes the latest of each partition. */
+  private readonly toCommit = new Map<string, Position>()
+
+  constructor(
+    readonly sourceName: string,
+    private readonly fallback: CheckpointWriter | undefined,
+    readonly tracker: CommitTracker,
+    private readonly counters: Counters,
+    private readonly emit: (event: PipelineEvent) => Effect.Effect<void>
+  ) {}
+
+  private writerOf(partition: string): CheckpointWriter | undefined {
+    const writer = this.writers.get(partition) ?? this.fallback
+    if (writer === undefined && !this.given.has(partition)) {
+      throw new Error(`source ${this.sourceName} sent partition ${partition} before assigning it`)
+    }
+    return writer
+  }
+
+  /** Partitions handed to the run. */
+  assign(assignments: ReadonlyArray<Assignment>): void {
+    for (const assignment of assignments) {
+      this.given.delete(assignment.partition)
+      this.writers.set(assignment.partition, assignment.checkpoint)
+      if (assignment.owned !== undefined) this.ownership.set(assignment.partition, assignment.owned)
+      if (assignment.committed !== undefined) noteCommitted(this.counters, assignment.committed)
+    }
+  }
+
+  /** Whether the partition is still the run's (asked before a batch goes out). */
+  owned(partition: string): boolean {
+    return this.ownership.get(partition)?.() !== false
+  }
+
+  /** Boundaries go to the writers of their partitions, one write per writer. */
+  recordCuts(cuts: ReadonlyArray<BatchCut>): Effect.Effect<void, CheckpointError> {
+    if (cuts.length === 0) return Effect.void
+    const byWriter = new Map<CheckpointWriter, Array<BatchCut>>()
+    for (const cut of cuts) {
+      const writer = this.writerOf(cut.partition)
+      if (writer === undefined) continue
+      const list = byWriter.get(writer)
+      if (list === undefined) byWriter.set(writer, [cut])
+      else list.push(cut)
+    }
+    return Effect.forEach(byWriter, ([writer, list]) => writer.recordCuts(list), { discard: true })
+  }
+
+  /** A unit is delivered: its partition's commit may move. */
+  delivered(done: DeliveredUnit): void {
+    if (this.given.has(done.partition)) return
+    const position = this.tracker.delivered(done.partition, done.fromSeq, done.toSeq, done.lastPosition)
+    if (position !== undefined) this.toCommit.set(done.partition, position)
+  }
+
+  private write(position: Position): Effect.Effect<void, CheckpointError> {
+    const writer = this.writerOf(position.partition)
+    if (writer === undefined) return Effect.void
+    return Effect.zipRight(
+      writer.commit(position),
+      Effect.suspend(() => {
+        noteCommitted(this.counters, position)
+        return this.emit({ _tag: "Committed", position })
+      })
+    )
+  }
+
+  /**
+   * Writes every waiting commit. Uninterruptible: the positions are taken out first, so a
+   * committer stopped between two partitions' writes (the run's end interrupts it) dropped the
+   * rest, and the final flush no longer had them (seen with a four-partition Postgres source:
+   * its last commits lagged, and the next run read those rows again).
+   */
+  readonly flush: Effect.Effect<void, CheckpointError> = Effect.uninterruptible(Effect.suspend(() => {
+    const positions = [...this.toCommit.values()]
+    this.toCommit.clear()
+    return Effect.forEach(positions, (position) => this.write(position), { discard: true })
+  }))
+
+  /** Commits what is delivered of one partition now (a revocation). */
+  flushPartition(partition: string): Effect.Effect<void, CheckpointError> {
+    return Effect.suspend(() => {
+      const position = this.toCommit.get(partition)
+      this.toCommit.delete(partition)
+      return position === undefined ? Effect.void : this.write(position)
+    })
+  }
+
+  /** Forgets a revoked partition once it is drained and committed. */
+  forget(partition: string): void {
+    this.toCommit.delete(partition)
+    this.tracker.forget(partition)
+    this.writers.delete(partition)
+    this.ownership.delete(partition)
+    this.given.add(partition)
+  }
+}

@@ -4,8 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { BatchCut } from "../../src/pipeline/Checkpoint.js"
-import type { Position, SourceElement } from "../../src/pipeline/Source.js"
+import type { BatchCut, Position, SourceElement } from "../../src/pipeline/vocabulary.js"
 import type { KafkaMessage } from "./kafkajs.js"
 
 /**

@@ -26,12 +26,11 @@ import { Chunk, Effect, Fiber, Option, Queue, Runtime, type Scope, Stream } from
 import type { TributaryClientService } from "../../src/client/Client.js"
 import type { Progress } from "../../src/pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
-import type { BatchCut, CheckpointError } from "../../src/pipeline/Checkpoint.js"
-import { CheckpointError as CheckpointFailure } from "../../src/pipeline/Checkpoint.js"
-import type { DeadLetter, DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
+import type { DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
 import { DeadLetterError } from "../../src/pipeline/DeadLetter.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
-import type { Assignment, CheckpointWriter, PartitionedSource, Position, SourceEvent } from "../../src/pipeline/Source.js"
+import type { Assignment, CheckpointWriter, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
+import { type BatchCut, CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
 import {
   decodeCuts,
   type Decoder,
@@ -165,13 +164,13 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
         Effect.catchAll(consumer!.commit(offsets), (error) => {
           const stillOurs = ours.every((s) => mayWrite(s.name, epoch))
           if (!stillOurs || (error.type !== undefined && fencedTypes.has(error.type) && joins !== epoch)) return Effect.void
-          if (n >= 5) return Effect.fail(new CheckpointFailure({ reason: error.reason, cause: error }))
+          if (n >= 5) return Effect.fail(new CheckpointError({ reason: error.reason, cause: error }))
           return Effect.zipRight(Effect.sleep(`${100 * 2 ** n} millis`), attempt(n + 1))
         })
       for (const { metadata, partition, topic } of offsets) {
         if (metadata.length > 4000) {
           return Effect.fail(
-            new CheckpointFailure({
+            new CheckpointError({
               reason: `topic ${topic} partition ${partition}: ${metadata.length} characters of batch cuts do not fit in the ` +
                 `committed offset's metadata (4096 by default); lower the concurrency`
             })

@@ -19,7 +19,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import type { PlatformError } from "@effect/platform/Error"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
-import type { Position, Source, SourceElement } from "../../src/pipeline/Source.js"
+import type { Source } from "../../src/pipeline/Source.js"
+import type { Position, SourceElement } from "../../src/pipeline/vocabulary.js"
 
 /** The one partition of an NDJSON source. @since 0.1.0 */
 export const partition = "0"

@@ -28,10 +28,10 @@ import { type Config, Context, Data, Effect, Layer, Queue, Redacted, Schedule, t
 import * as Chunk from "effect/Chunk"
 import pg from "pg"
 import Cursor from "pg-cursor"
-import type { CheckpointError } from "../../src/pipeline/Checkpoint.js"
 import type { DatasetSchema } from "../../src/pipeline/validate.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
-import type { Assignment, PartitionedSource, SourceElement, SourceEvent } from "../../src/pipeline/Source.js"
+import type { Assignment, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
+import type { CheckpointError, SourceElement } from "../../src/pipeline/vocabulary.js"
 import type { ColumnType } from "../../src/records.js"
 import {
   fromItem,

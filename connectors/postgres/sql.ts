@@ -4,7 +4,25 @@
  *
  * @since 0.1.0
  */
-import type { Key, PartitionRange } from "./state.js"
+
+/**
+ * A key as the source reads it: the text form of each key column.
+ *
+ * @since 0.1.0
+ */
+export type Key = ReadonlyArray<string>
+
+/**
+ * A partition of a generation: the rows whose key is above `lower` (none: from the first)
+ * and at most `upper` (none: to the last).
+ *
+ * @since 0.1.0
+ */
+export interface PartitionRange {
+  readonly index: number
+  readonly lower: Key | null
+  readonly upper: Key | null
+}
 
 /**
  * A quoted identifier.

@@ -20,34 +20,12 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import type pg from "pg"
-import { type BatchCut, type CheckpointError, mergeCuts } from "../../src/pipeline/Checkpoint.js"
-import {
-  CheckpointError as CheckpointFailure,
-  readJsonFile,
-  removeStaleTemporaries,
-  writeFileAtomically
-} from "../../src/pipeline/Checkpoint.js"
-import type { CheckpointWriter, Position } from "../../src/pipeline/Source.js"
-import { quoteQualified } from "./sql.js"
+import { readJsonFile, removeStaleTemporaries, writeFileAtomically } from "../../src/pipeline/internal/files.js"
+import type { CheckpointWriter } from "../../src/pipeline/Source.js"
+import { type BatchCut, CheckpointError, mergeCuts, type Position } from "../../src/pipeline/vocabulary.js"
+import { type PartitionRange, quoteQualified } from "./sql.js"
 
-/**
- * A key as the source reads it: the text form of each key column.
- *
- * @since 0.1.0
- */
-export type Key = ReadonlyArray<string>
-
-/**
- * A partition of a generation: the rows whose key is above `lower` (none: from the first)
- * and at most `upper` (none: to the last).
- *
- * @since 0.1.0
- */
-export interface PartitionRange {
-  readonly index: number
-  readonly lower: Key | null
-  readonly upper: Key | null
-}
+export type { Key, PartitionRange } from "./sql.js"
 
 /**
  * A generation's plan.
@@ -206,11 +184,11 @@ export const file = (path: string, source: string): BackfillState => {
     if (json === undefined) return Effect.succeed(undefined)
     const parsed = json as Partial<StateFile>
     if (parsed.version !== 1 || typeof parsed.plan !== "object" || !Array.isArray(parsed.partitions)) {
-      return Effect.fail(new CheckpointFailure({ reason: `${path} is not a backfill checkpoint (expected { version: 1, plan, partitions })` }))
+      return Effect.fail(new CheckpointError({ reason: `${path} is not a backfill checkpoint (expected { version: 1, plan, partitions })` }))
     }
     if (parsed.source !== source) {
       return Effect.fail(
-        new CheckpointFailure({
+        new CheckpointError({
           reason: `${path} is the checkpoint of ${parsed.source}, not of ${source}: give another --checkpoint file`
         })
       )
@@ -259,7 +237,7 @@ const countCommitted = (partitions: ReadonlyArray<{ readonly committed: Position
  * A failed query of the state table.
  */
 const tableError = (what: string) => (cause: unknown) =>
-  new CheckpointFailure({ reason: `checkpoint table: cannot ${what}: ${(cause as Error).message ?? String(cause)}`, cause })
+  new CheckpointError({ reason: `checkpoint table: cannot ${what}: ${(cause as Error).message ?? String(cause)}`, cause })
 
 /**
  * The options of a state table.

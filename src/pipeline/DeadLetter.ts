@@ -7,25 +7,9 @@
 import { appendFile } from "node:fs/promises"
 import { Data, Effect, Ref, Stream } from "effect"
 import { dual } from "effect/Function"
-import type { Position, Problem } from "./Source.js"
+import type { DeadLetter } from "./vocabulary.js"
 
-/**
- * @since 0.1.0
- */
-export interface DeadLetter {
-  readonly position: Position
-  readonly reason: Problem
-  /**
-   * Where it was stopped: read by the source, decoded with the user's schema, failed in a
-   * transform, encoded with the output schema, checked against the dataset's schema, refused
-   * by the service.
-   */
-  readonly stage: "source" | "decode" | "transform" | "encode" | "validate" | "send" | "service"
-  /** The record, when there was one. */
-  readonly record?: unknown
-  /** The raw element, when it could not be parsed. */
-  readonly raw?: string
-}
+export type { DeadLetter } from "./vocabulary.js"
 
 /**
  * @since 0.1.0

@@ -12,115 +12,20 @@
  * @since 0.1.0
  */
 import { Effect, Stream } from "effect"
-import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
-import type { DeadLetter } from "./DeadLetter.js"
+import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
+import type { BatchCut, Element, Position, SourceElement } from "./vocabulary.js"
 
-/**
- * Where an element sits in its source. `offset` grows within a partition (a line number,
- * a Kafka offset, a row ordinal); `resume` is what the source needs to start right after
- * it (a byte offset, a key value), typed by each source.
- *
- * @since 0.1.0
- */
-export interface Position<Resume = unknown> {
-  readonly partition: string
-  readonly offset: number
-  readonly resume?: Resume | undefined
-  /**
-   * Set on the records a one-to-many transform made of one source record (`Typed.flatMap`):
-   * this is child `index` of `of`. Children share their parent's offset; the parent's position
-   * is committed only with its last child.
-   */
-  readonly child?: { readonly index: number; readonly of: number } | undefined
-}
-
-/**
- * Whether a position may be committed: any position but that of a child other than the last.
- *
- * @since 0.1.0
- */
-export const isCommitPoint = (position: Position): boolean =>
-  position.child === undefined || position.child.index === position.child.of - 1
-
-/**
- * Orders two positions of one partition: by offset, then by child index.
- *
- * @since 0.1.0
- */
-export const comparePositions = (
-  a: { readonly offset: number; readonly child?: { readonly index: number } | undefined },
-  b: { readonly offset: number; readonly child?: { readonly index: number } | undefined }
-): number =>
-  a.offset !== b.offset ? a.offset - b.offset : (a.child?.index ?? -1) - (b.child?.index ?? -1)
-
-/**
- * A problem with an element or a record: a stable `code`, the `field` it concerns (or
- * null) and a message for people.
- *
- * @since 0.1.0
- */
-export interface Problem {
-  readonly code: string
-  readonly field: string | null
-  readonly message: string
-}
-
-/**
- * What a source emits: a parsed record, or an element it could not turn into one
- * (malformed JSON, a non-object line, invalid UTF-8, an over-long line). Both carry their
- * position: a malformed element is dead-lettered and its position committed like any other.
- *
- * @since 0.1.0
- */
-export type SourceElement<Resume = unknown> = RecordElement<unknown, Resume> | MalformedElement<Resume>
-
-/**
- * A record, its value of type `A` (`unknown` as a source reads it, the schema's `Type` once
- * `Typed.decode` has checked it).
- *
- * @since 0.1.0
- */
-export interface RecordElement<A = unknown, Resume = unknown> {
-  readonly _tag: "Record"
-  readonly position: Position<Resume>
-  readonly value: A
-  /** The record's JSON text when the source already has it (saves a stringify). */
-  readonly json?: string | undefined
-}
-
-/**
- * An element the source could not turn into a record.
- *
- * @since 0.1.0
- */
-export interface MalformedElement<Resume = unknown> {
-  readonly _tag: "Malformed"
-  readonly position: Position<Resume>
-  readonly problem: Problem
-  /** The raw element, cut to a readable length. */
-  readonly raw: string
-}
-
-/**
- * What a source's elements become on their way through typed stages (`Typed`): records of
- * type `A`, malformed elements, records a stage turned into dead letters (a decode or a
- * transform failed), and records a stage dropped on purpose (`Typed.filter`, a `flatMap`
- * to nothing). Every one of them is counted and committed like a record; only records are sent.
- *
- * @since 0.1.0
- */
-export type Element<A = unknown, Resume = unknown> =
-  | RecordElement<A, Resume>
-  | MalformedElement<Resume>
-  | { readonly _tag: "Dead"; readonly letter: DeadLetter }
-  | { readonly _tag: "Dropped"; readonly position: Position<Resume> }
-
-/**
- * The position of any element.
- *
- * @since 0.1.0
- */
-export const elementPosition = (element: Element): Position => element._tag === "Dead" ? element.letter.position : element.position
+export {
+  comparePositions,
+  type Element,
+  elementPosition,
+  isCommitPoint,
+  type MalformedElement,
+  type Position,
+  type Problem,
+  type RecordElement,
+  type SourceElement
+} from "./vocabulary.js"
 
 /**
  * A source of records over a fixed set of partitions. `name` identifies it stably across

@@ -29,11 +29,11 @@ import { dual } from "effect/Function"
 import type { TributaryClientService } from "../client/Client.js"
 import { formatPath, parseIssues } from "../internal/issues.js"
 import type { Column, ColumnType } from "../records.js"
-import type { DeadLetter } from "./DeadLetter.js"
 import { fieldByField, serviceDates } from "./internal/fieldByField.js"
 import { wireWriter, writtenFor, writtenText } from "./internal/wireWriter.js"
-import { type Element, type PartitionEvent, type Position, type Problem } from "./Source.js"
+import type { PartitionEvent } from "./Source.js"
 import type { DatasetSchema } from "./validate.js"
+import type { DeadLetter, Element, Position, Problem } from "./vocabulary.js"
 
 /**
  * What typed stages take and give: elements whose records hold values of type `A`, and the

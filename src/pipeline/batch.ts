@@ -22,56 +22,22 @@
  */
 import { type Chunk, Clock, Duration, Effect, Stream } from "effect"
 import { dual } from "effect/Function"
-import type { BatchCut, CheckpointError, CheckpointStore } from "./Checkpoint.js"
-import type { DeadLetter } from "./DeadLetter.js"
+import type { CheckpointStore } from "./Checkpoint.js"
 import { bodyBytes, byteLength } from "./internal/wireBytes.js"
-import { comparePositions, type Position } from "./Source.js"
-import type { Checked } from "./validate.js"
+import {
+  type Batch,
+  type BatchCut,
+  type BatchRecord,
+  type CheckpointError,
+  type Checked,
+  comparePositions,
+  type DeadLetter,
+  type Position,
+  type Unit,
+  unitPartition
+} from "./vocabulary.js"
 
-/**
- * A record in a batch: its JSON text only. The parsed value is dropped after validation, so
- * that records waiting for their batch hold one string, not an object graph each (long-lived
- * garbage is what the collector pays for). Typed records in `run` hold their text as UTF-8
- * bytes instead, and `json` decodes them when it is read (`batchBodyBytes` copies the bytes).
- *
- * @since 0.1.0
- */
-export interface BatchRecord {
-  readonly position: Position
-  readonly json: string
-  /** Its primary-key value, when the dataset has a key: batches that share one are sent in order. */
-  readonly key?: string | undefined
-}
-
-/**
- * @since 0.1.0
- */
-export interface Batch {
-  readonly partition: string
-  /** The records (`run` empties this array once the batch is delivered, to let them go). */
-  readonly records: ReadonlyArray<BatchRecord>
-  /** Dead letters read between the first and the last record. */
-  readonly deadLetters: ReadonlyArray<DeadLetter>
-  /** The run's element numbers this batch covers, records and dead letters alike. */
-  readonly fromSeq: number
-  readonly toSeq: number
-  /** The position of the element numbered `toSeq`, committed once the batch is done. */
-  readonly lastPosition: Position
-  readonly closedBy: "count" | "bytes" | "linger" | "end" | "recorded"
-  /** Its request body's length in bytes. */
-  readonly bytes: number
-}
-
-/**
- * What the delivery stage receives: a batch, or a dead letter read outside any batch.
- *
- * @since 0.1.0
- */
-export type Unit =
-  | { readonly _tag: "Batch"; readonly batch: Batch }
-  | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
-  /** A record a typed stage dropped, outside any batch: nothing to send, only to commit. */
-  | { readonly _tag: "Skipped"; readonly seq: number; readonly position: Position }
+export { type Batch, type BatchRecord, type Unit, unitPartition } from "./vocabulary.js"
 
 /** @since 0.1.0 */
 export interface BatchOptions {
@@ -276,10 +242,6 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
     }
   }
 }
-
-/** The partition a unit belongs to. @since 0.1.0 */
-export const unitPartition = (unit: Unit): string =>
-  unit._tag === "Batch" ? unit.batch.partition : unit._tag === "Dead" ? unit.letter.position.partition : unit.position.partition
 
 const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
   unit._tag === "Batch" && unit.batch.closedBy !== "recorded" ? [batchCut(unit.batch)] : []

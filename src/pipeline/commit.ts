@@ -6,10 +6,9 @@
  */
 import { Effect, Stream } from "effect"
 import { dual } from "effect/Function"
-import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
-import type { DeliveredUnit } from "./deliver.js"
+import type { CheckpointStore } from "./Checkpoint.js"
 import { CommitTracker } from "./internal/commitTracker.js"
-import type { Position } from "./Source.js"
+import type { CheckpointError, DeliveredUnit, Position } from "./vocabulary.js"
 
 /**
  * `commit` as a stream stage: takes delivered units in any order, commits each partition's

@@ -18,14 +18,13 @@
 import { Data, Duration, Effect, Stream } from "effect"
 import { dual } from "effect/Function"
 import type { Exchanges } from "../client/transport.js"
-import type { Batch, Unit } from "./batch.js"
-import type { DeadLetter } from "./DeadLetter.js"
 import { type Accepted, makePost, type Settled, settle } from "./internal/ingest.js"
 import { ingestWire } from "./internal/ingestWire.js"
 import { makeTracker, type Tracker } from "./internal/tracking.js"
-import type { Position } from "./Source.js"
+import type { Batch, Delivered, DeliveredUnit, Unit } from "./vocabulary.js"
 
 export { idempotencyKey } from "./internal/ingest.js"
+export type { Delivered, DeliveredUnit } from "./vocabulary.js"
 
 /**
  * Where records go.
@@ -59,24 +58,6 @@ export class DeliveryError extends Data.TaggedError("DeliveryError")<{
   override get message() {
     return `records ${this.first}..${this.last} of partition ${this.partition}: ${this.reason}`
   }
-}
-
-/**
- * The outcome of one batch.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Delivered {
-  readonly ingestionIds: ReadonlyArray<string>
-  readonly sent: number
-  readonly accepted: number
-  /** Of `accepted`, records whose ingestion the service replayed (stored by an earlier request under the same key). */
-  readonly replayed: number
-  /** Records refused by the service, as dead letters. */
-  readonly rejected: ReadonlyArray<DeadLetter>
-  /** Records refused before they were stored (a 400, or one record over the size limit). */
-  readonly refused: ReadonlyArray<DeadLetter>
 }
 
 /**
@@ -177,24 +158,6 @@ export const makeDelivery = (options: DeliveryOptions) =>
  */
 export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<Delivered, DeliveryError> =>
   Effect.scoped(Effect.flatMap(makeDelivery(options), (delivery) => deliverBatch(delivery, batch)))
-
-/**
- * A unit after delivery: the elements it covered, its dead letters (to be written before it
- * is committed) and, for a batch, what the service did with it.
- *
- * @since 0.1.0
- * @category models
- */
-export interface DeliveredUnit {
-  readonly partition: string
-  readonly fromSeq: number
-  readonly toSeq: number
-  /** The position of the element numbered `toSeq`. */
-  readonly lastPosition: Position
-  readonly letters: ReadonlyArray<DeadLetter>
-  /** Undefined for a lone dead letter. */
-  readonly outcome: Delivered | undefined
-}
 
 /**
  * A delivered batch as a `DeliveredUnit`: its letters are those read inside it, then those the

@@ -3,8 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { DeadLetter } from "./DeadLetter.js"
-import type { Position } from "./Source.js"
+import type { DeadLetter, Position } from "./vocabulary.js"
 
 /**
  * Counters of a run so far. Every element read ends up stored, rejected by the service,

@@ -11,9 +11,9 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, Option, Schedule, Schema, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Column } from "../records.js"
-import { type Batch, type BatchRecord, makeBatcher, type Unit } from "./batch.js"
-import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
-import type { DeadLetter, DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
+import { makeBatcher } from "./batch.js"
+import type { CheckpointStore } from "./Checkpoint.js"
+import type { DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
 import {
   defaultPoll,
   deliverBatch,
@@ -34,9 +34,18 @@ import { type Counters, type Gauges, makeCounters, snapshot } from "./internal/p
 import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
 import { makeTracker } from "./internal/tracking.js"
-import { elementPosition, isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, withCheckpoint } from "./Source.js"
+import { isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, withCheckpoint } from "./Source.js"
 import * as Typed from "./Typed.js"
-import { checkElement, type Checked, type DatasetSchema } from "./validate.js"
+import { checkElement, type DatasetSchema } from "./validate.js"
+import {
+  type Batch,
+  type BatchRecord,
+  type CheckpointError,
+  type Checked,
+  type DeadLetter,
+  elementPosition,
+  type Unit
+} from "./vocabulary.js"
 
 /**
  * @since 0.1.0

@@ -7,10 +7,12 @@ import { Chunk, Stream } from "effect"
 import { dual } from "effect/Function"
 import { checkRecord, type Column, primaryKeyOf, type Row } from "../records.js"
 import { CommitTracker } from "./internal/commitTracker.js"
-import type { DeadLetter } from "./DeadLetter.js"
 import { type Written, WrittenRecord } from "./internal/wireBytes.js"
 import { writtenFor, writtenText } from "./internal/wireWriter.js"
-import { type Element, elementPosition, isPartitionEvent, type PartitionEvent, type Position } from "./Source.js"
+import { isPartitionEvent, type PartitionEvent } from "./Source.js"
+import { type Checked, type Element, elementPosition } from "./vocabulary.js"
+
+export type { Checked } from "./vocabulary.js"
 
 /**
  * An element with its place in the run: `seq` numbers the elements of a partition densely
@@ -22,26 +24,6 @@ export interface Sequenced {
   readonly seq: number
   readonly element: Element
 }
-
-/**
- * A record ready to send, with its JSON text, or a dead letter. A valid record keeps only its
- * text: the parsed value is let go right after the check, so that it dies young (records
- * that wait long, as whole parsed objects, are what the garbage collector pays for).
- *
- * @since 0.1.0
- */
-export type Checked =
-  | {
-    readonly _tag: "Valid"
-    readonly seq: number
-    readonly position: Position
-    readonly json: string
-    /** Its primary-key value as the service compares it (`primaryKeyOf`), when the dataset has a key. */
-    readonly key?: string | undefined
-  }
-  | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
-  /** Dropped on purpose by a typed stage: nothing to send, committed like the rest. */
-  | { readonly _tag: "Skipped"; readonly seq: number; readonly position: Position }
 
 /**
  * The destination dataset's columns and primary key.

@@ -6,7 +6,7 @@
  * @since 0.2.0
  * @internal
  */
-import { isCommitPoint, type Position } from "../Source.js"
+import { isCommitPoint, type Position } from "../vocabulary.js"
 
 interface PartitionState {
   /** The lowest element number not yet delivered. */

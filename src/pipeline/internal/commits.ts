@@ -11,10 +11,9 @@
  * @internal
  */
 import { Effect } from "effect"
-import type { BatchCut, CheckpointError } from "../Checkpoint.js"
-import type { DeliveredUnit } from "../deliver.js"
 import type { PipelineEvent } from "../events.js"
-import type { Assignment, CheckpointWriter, Position } from "../Source.js"
+import type { Assignment, CheckpointWriter } from "../Source.js"
+import type { BatchCut, CheckpointError, DeliveredUnit, Position } from "../vocabulary.js"
 import type { CommitTracker } from "./commitTracker.js"
 import { type Counters, noteCommitted } from "./progress.js"
 

@@ -16,9 +16,8 @@
 import * as crypto from "node:crypto"
 import { Effect } from "effect"
 import type { Exchanges } from "../../client/transport.js"
-import { batchBodyBytes, type BatchRecord } from "../batch.js"
-import type { DeadLetter } from "../DeadLetter.js"
-import type { Problem } from "../Source.js"
+import { batchBodyBytes } from "../batch.js"
+import type { BatchRecord, DeadLetter, Problem } from "../vocabulary.js"
 import type { Detail, IngestWire, Rejection } from "./ingestWire.js"
 
 // One call per key where Node has it (20.12 and later): a Hash object per key cost more than

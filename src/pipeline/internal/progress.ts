@@ -7,7 +7,7 @@
  */
 import type { Outage, Progress } from "../events.js"
 import { emptyProgress } from "../events.js"
-import type { Position } from "../Source.js"
+import type { Position } from "../vocabulary.js"
 
 /**
  * @since 0.2.0

@@ -12,10 +12,9 @@
  * @internal
  */
 import { Chunk, Clock, Duration, Effect, Option, Schedule, Stream } from "effect"
-import { type Batcher, lingerCheckMillis, shouldFlush, type Unit } from "../batch.js"
-import type { BatchCut, CheckpointError } from "../Checkpoint.js"
+import { type Batcher, lingerCheckMillis, shouldFlush } from "../batch.js"
 import type { PartitionEvent } from "../Source.js"
-import type { Checked } from "../validate.js"
+import type { BatchCut, CheckpointError, Checked, Unit } from "../vocabulary.js"
 
 /**
  * @since 0.2.0

@@ -17,7 +17,7 @@
  * @internal
  */
 import { Cause, Deferred, Duration, Effect, Exit, Fiber, FiberId, FiberSet, type Scope } from "effect"
-import type { Batch } from "../batch.js"
+import type { Batch } from "../vocabulary.js"
 import { Conflicts, type Ticket } from "./conflicts.js"
 
 /**

@@ -20,7 +20,7 @@
  *
  * @internal
  */
-import type { Position } from "../Source.js"
+import type { Position } from "../vocabulary.js"
 import { dayMillis, endIsoMillis, firstIsoMillis } from "./fieldByField.js"
 
 /**

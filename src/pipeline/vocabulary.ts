@@ -1,0 +1,320 @@
+/**
+ * The pipeline's vocabulary: the data every stage speaks. Positions, what a source emits,
+ * dead letters, batches and their cuts, checked elements and delivery outcomes, each defined
+ * once here. This module imports no other module of the pipeline, so any of them (sources,
+ * checkpoints, stages, the run's internal modules, connectors) can use it without a cycle.
+ * The modules that first defined these types re-export them.
+ *
+ * @since 0.2.0
+ */
+import { Data } from "effect"
+
+// Positions
+
+/**
+ * Where an element sits in its source. `offset` grows within a partition (a line number,
+ * a Kafka offset, a row ordinal); `resume` is what the source needs to start right after
+ * it (a byte offset, a key value), typed by each source.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Position<Resume = unknown> {
+  readonly partition: string
+  readonly offset: number
+  readonly resume?: Resume | undefined
+  /**
+   * Set on the records a one-to-many transform made of one source record (`Typed.flatMap`):
+   * this is child `index` of `of`. Children share their parent's offset; the parent's position
+   * is committed only with its last child.
+   */
+  readonly child?: { readonly index: number; readonly of: number } | undefined
+}
+
+/**
+ * Whether a position may be committed: any position but that of a child other than the last.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isCommitPoint = (position: Position): boolean =>
+  position.child === undefined || position.child.index === position.child.of - 1
+
+/**
+ * Orders two positions of one partition: by offset, then by child index.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const comparePositions = (
+  a: { readonly offset: number; readonly child?: { readonly index: number } | undefined },
+  b: { readonly offset: number; readonly child?: { readonly index: number } | undefined }
+): number =>
+  a.offset !== b.offset ? a.offset - b.offset : (a.child?.index ?? -1) - (b.child?.index ?? -1)
+
+/**
+ * A problem with an element or a record: a stable `code`, the `field` it concerns (or
+ * null) and a message for people.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Problem {
+  readonly code: string
+  readonly field: string | null
+  readonly message: string
+}
+
+// Elements
+
+/**
+ * What a source emits: a parsed record, or an element it could not turn into one
+ * (malformed JSON, a non-object line, invalid UTF-8, an over-long line). Both carry their
+ * position: a malformed element is dead-lettered and its position committed like any other.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SourceElement<Resume = unknown> = RecordElement<unknown, Resume> | MalformedElement<Resume>
+
+/**
+ * A record, its value of type `A` (`unknown` as a source reads it, the schema's `Type` once
+ * `Typed.decode` has checked it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordElement<A = unknown, Resume = unknown> {
+  readonly _tag: "Record"
+  readonly position: Position<Resume>
+  readonly value: A
+  /** The record's JSON text when the source already has it (saves a stringify). */
+  readonly json?: string | undefined
+}
+
+/**
+ * An element the source could not turn into a record.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MalformedElement<Resume = unknown> {
+  readonly _tag: "Malformed"
+  readonly position: Position<Resume>
+  readonly problem: Problem
+  /** The raw element, cut to a readable length. */
+  readonly raw: string
+}
+
+/**
+ * What a source's elements become on their way through typed stages (`Typed`): records of
+ * type `A`, malformed elements, records a stage turned into dead letters (a decode or a
+ * transform failed), and records a stage dropped on purpose (`Typed.filter`, a `flatMap`
+ * to nothing). Every one of them is counted and committed like a record; only records are sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Element<A = unknown, Resume = unknown> =
+  | RecordElement<A, Resume>
+  | MalformedElement<Resume>
+  | { readonly _tag: "Dead"; readonly letter: DeadLetter }
+  | { readonly _tag: "Dropped"; readonly position: Position<Resume> }
+
+/**
+ * The position of any element.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const elementPosition = (element: Element): Position => element._tag === "Dead" ? element.letter.position : element.position
+
+// Dead letters
+
+/**
+ * A record (or an element) that cannot be delivered, with the reason and its position.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DeadLetter {
+  readonly position: Position
+  readonly reason: Problem
+  /**
+   * Where it was stopped: read by the source, decoded with the user's schema, failed in a
+   * transform, encoded with the output schema, checked against the dataset's schema, refused
+   * by the service.
+   */
+  readonly stage: "source" | "decode" | "transform" | "encode" | "validate" | "send" | "service"
+  /** The record, when there was one. */
+  readonly record?: unknown
+  /** The raw element, when it could not be parsed. */
+  readonly raw?: string
+}
+
+// Checkpoints
+
+/**
+ * A batch boundary: the batch of `partition` that starts at offset `first` ends at `last`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BatchCut {
+  readonly partition: string
+  readonly first: number
+  readonly last: number
+  /** The child indexes of the first and last records, when they are children of a `flatMap`. */
+  readonly firstChild?: number | undefined
+  readonly lastChild?: number | undefined
+}
+
+const cutKey = (cut: BatchCut) => `${cut.partition}\u0000${cut.first}\u0000${cut.firstChild ?? ""}`
+
+/**
+ * Recorded cuts with `added` recorded too: a new cut replaces one recorded with the same start
+ * (partition, first offset, first child). One pass each: a checkpoint can hold hundreds of
+ * cuts and take a hundred more at a time.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const mergeCuts = (cuts: ReadonlyArray<BatchCut>, added: ReadonlyArray<BatchCut>): ReadonlyArray<BatchCut> => {
+  const replaced = new Set(added.map(cutKey))
+  return [...cuts.filter((c) => !replaced.has(cutKey(c))), ...added]
+}
+
+/**
+ * A checkpoint could not be read or written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CheckpointError extends Data.TaggedError("CheckpointError")<{
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message() {
+    return this.reason
+  }
+}
+
+// Checked elements and batches
+
+/**
+ * A record ready to send, with its JSON text, or a dead letter. A valid record keeps only its
+ * text: the parsed value is let go right after the check, so that it dies young (records
+ * that wait long, as whole parsed objects, are what the garbage collector pays for).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Checked =
+  | {
+    readonly _tag: "Valid"
+    readonly seq: number
+    readonly position: Position
+    readonly json: string
+    /** Its primary-key value as the service compares it (`primaryKeyOf`), when the dataset has a key. */
+    readonly key?: string | undefined
+  }
+  | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
+  /** Dropped on purpose by a typed stage: nothing to send, committed like the rest. */
+  | { readonly _tag: "Skipped"; readonly seq: number; readonly position: Position }
+
+/**
+ * A record in a batch: its JSON text only. The parsed value is dropped after validation, so
+ * that records waiting for their batch hold one string, not an object graph each (long-lived
+ * garbage is what the collector pays for). Typed records in `run` hold their text as UTF-8
+ * bytes instead, and `json` decodes them when it is read (the batch body copies the bytes).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BatchRecord {
+  readonly position: Position
+  readonly json: string
+  /** Its primary-key value, when the dataset has a key: batches that share one are sent in order. */
+  readonly key?: string | undefined
+}
+
+/**
+ * Records of one partition sent with one request, and the dead letters read among them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Batch {
+  readonly partition: string
+  /** The records (`run` empties this array once the batch is delivered, to let them go). */
+  readonly records: ReadonlyArray<BatchRecord>
+  /** Dead letters read between the first and the last record. */
+  readonly deadLetters: ReadonlyArray<DeadLetter>
+  /** The run's element numbers this batch covers, records and dead letters alike. */
+  readonly fromSeq: number
+  readonly toSeq: number
+  /** The position of the element numbered `toSeq`, committed once the batch is done. */
+  readonly lastPosition: Position
+  readonly closedBy: "count" | "bytes" | "linger" | "end" | "recorded"
+  /** Its request body's length in bytes. */
+  readonly bytes: number
+}
+
+/**
+ * What the delivery stage receives: a batch, or a dead letter read outside any batch.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Unit =
+  | { readonly _tag: "Batch"; readonly batch: Batch }
+  | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
+  /** A record a typed stage dropped, outside any batch: nothing to send, only to commit. */
+  | { readonly _tag: "Skipped"; readonly seq: number; readonly position: Position }
+
+/**
+ * The partition a unit belongs to.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const unitPartition = (unit: Unit): string =>
+  unit._tag === "Batch" ? unit.batch.partition : unit._tag === "Dead" ? unit.letter.position.partition : unit.position.partition
+
+// Delivery outcomes
+
+/**
+ * The outcome of one batch.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Delivered {
+  readonly ingestionIds: ReadonlyArray<string>
+  readonly sent: number
+  readonly accepted: number
+  /** Of `accepted`, records whose ingestion the service replayed (stored by an earlier request under the same key). */
+  readonly replayed: number
+  /** Records refused by the service, as dead letters. */
+  readonly rejected: ReadonlyArray<DeadLetter>
+  /** Records refused before they were stored (a 400, or one record over the size limit). */
+  readonly refused: ReadonlyArray<DeadLetter>
+}
+
+/**
+ * A unit after delivery: the elements it covered, its dead letters (to be written before it
+ * is committed) and, for a batch, what the service did with it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DeliveredUnit {
+  readonly partition: string
+  readonly fromSeq: number
+  readonly toSeq: number
+  /** The position of the element numbered `toSeq`. */
+  readonly lastPosition: Position
+  readonly letters: ReadonlyArray<DeadLetter>
+  /** Undefined for a lone dead letter. */
+  readonly outcome: Delivered | undefined
+}

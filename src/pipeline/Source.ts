@@ -7,7 +7,8 @@
  * its partitions itself, each assignment bringing its committed position, the batch cuts
  * recorded by whoever owned it before, and the store where its commits and cuts live (Kafka
  * keeps them in the group's committed offsets). `run` turns the first into the second
- * (`withCheckpoint`) and drives only the second.
+ * (`toPartitioned`, which tells them apart with `isPartitionedSource` and lifts a `Source`
+ * with `withCheckpoint`) and drives only the second.
  *
  * @since 0.1.0
  */
@@ -115,6 +116,17 @@ export const isPartitionEvent = <A, Resume>(event: Element<A, Resume> | Partitio
   event._tag === "Assigned" || event._tag === "Revoked"
 
 /**
+ * Whether a source announces its partitions itself (a `PartitionedSource`, by its tag) or
+ * reads fixed partitions whose positions the caller keeps (a `Source`).
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isPartitionedSource = <E, R, Resume>(
+  source: Source<E, R, Resume> | PartitionedSource<E, R, Resume>
+): source is PartitionedSource<E, R, Resume> => (source as Partial<PartitionedSource<E, R, Resume>>)._tag === "PartitionedSource"
+
+/**
  * A `Source` over fixed partitions as a `PartitionedSource` whose positions live in
  * `checkpoint`: one assignment of every partition the checkpoint knows, at the start, then
  * the elements; partitions seen for the first time later are committed to `checkpoint` too.
@@ -144,3 +156,17 @@ export const withCheckpoint = <E, R, Resume>(
     return partitions.size === 0 ? elements : Stream.concat(Stream.succeed(assigned), elements)
   }))
 })
+
+/**
+ * Either shape of source as the one `run` drives: a `PartitionedSource` as it is, a `Source`
+ * lifted with `withCheckpoint` onto `checkpoint`. Undefined for a `Source` without a
+ * checkpoint store (its positions would have nowhere to go).
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const toPartitioned = <E, R, Resume>(
+  source: Source<E, R, Resume> | PartitionedSource<E, R, Resume>,
+  checkpoint: CheckpointStore | undefined
+): PartitionedSource<E | CheckpointError, R, Resume> | undefined =>
+  isPartitionedSource(source) ? source : checkpoint === undefined ? undefined : withCheckpoint(source, checkpoint)

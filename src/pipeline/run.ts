@@ -34,7 +34,7 @@ import { type Counters, type Gauges, makeCounters, snapshot } from "./internal/p
 import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
 import { makeTracker } from "./internal/tracking.js"
-import { isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, withCheckpoint } from "./Source.js"
+import { isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, toPartitioned } from "./Source.js"
 import * as Typed from "./Typed.js"
 import { checkElement, type DatasetSchema } from "./validate.js"
 import {
@@ -246,10 +246,8 @@ export const run = <E, R, E2 = never, R2 = never>(
   Effect.gen(function*() {
     const settings = settingsOf(config)
     if (settings.problems.length > 0) return yield* Effect.dieMessage(settings.problems.join("; "))
-    if (!("_tag" in config.source) && config.checkpoint === undefined) {
-      return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
-    }
-    const source = asPartitioned(config.source, config.checkpoint!)
+    const source = toPartitioned(config.source, config.checkpoint)
+    if (source === undefined) return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
     const destination = yield* resolveDestination(client, config.destination)
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
     if (config.records !== undefined) yield* checkOutputSchema(config.records, schema, config.destination.datasetId)
@@ -523,14 +521,6 @@ export const events = <E, R, E2 = never, R2 = never>(
         })
       )
     ), options.bufferSize ?? 1024)
-
-/**
- * A `Source` with its checkpoint store as a `PartitionedSource`; a `PartitionedSource` as it is.
- */
-const asPartitioned = <E, R>(
-  source: Source<E, R, any> | PartitionedSource<E, R, any>,
-  checkpoint: CheckpointStore
-): PartitionedSource<E | CheckpointError, R> => ("_tag" in source ? source : withCheckpoint(source, checkpoint))
 
 /** Re-exported for callers that match on it. @since 0.1.0 */
 export { DeliveryError }

@@ -30,17 +30,19 @@ import type { DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
 import { DeadLetterError } from "../../src/pipeline/DeadLetter.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, CheckpointWriter, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
-import { type BatchCut, CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
+import { CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
 import {
-  decodeCuts,
-  type Decoder,
-  defaultMaxValueBytes,
-  encodeCuts,
-  type KafkaResume,
-  messageElement,
-  partitionName,
-  parsePartitionName
-} from "./codec.js"
+  addCuts,
+  Assignments,
+  commitAt,
+  committedPosition,
+  loadCommitted,
+  offsetsToWrite,
+  oversizedMetadata,
+  type PartitionState,
+  takeFetched
+} from "./assignments.js"
+import { type Decoder, defaultMaxValueBytes, type KafkaResume, messageElement, partitionName, parsePartitionName } from "./codec.js"
 import { type FetchedBatch, type GroupConsumer, KafkaClient, KafkaError } from "./kafkajs.js"
 
 export * from "./codec.js"
@@ -85,31 +87,12 @@ export interface PartitionStatus {
   readonly end: number | undefined
 }
 
-interface PartitionState {
-  readonly name: string
-  readonly topic: string
-  readonly partition: number
-  status: "pending" | "live" | "revoked"
-  readonly ready: Promise<void>
-  readonly open: () => void
-  /** The next offset to read, as committed; undefined: nothing committed. */
-  committed: number | undefined
-  /** The first offset fetched in this assignment (the commit base while nothing is committed). */
-  start: number | undefined
-  /** Messages below this were committed already (a fetch may start earlier). */
-  skipBelow: number
-  cuts: Array<BatchCut>
-  end: number | undefined
-}
-
 type Item = QueueItem<SourceEvent<KafkaResume>, KafkaError>
 
 /** Elements per stream chunk, as for NDJSON: big enough to spread costs, small enough to die young. */
 const elementsPerChunk = 1024
 /** Chunks waiting for the pipeline before fetching waits too. */
 const bufferedChunks = 16
-/** Errors that mean the commit belongs to a generation that is over. */
-const fencedTypes = new Set(["REBALANCE_IN_PROGRESS", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"])
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
@@ -132,9 +115,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     const heartbeatEvery = Math.max(100, Math.floor(sessionTimeout / 5))
     const maxValueBytes = options.maxValueBytes ?? defaultMaxValueBytes
 
-    const states = new Map<string, PartitionState>()
-    let joins = 0
-    let latestAssignment = new Set<string>()
+    const held = new Assignments()
     /** Partition events go out one after another, in the order they happened. */
     let chain: Promise<void> = Promise.resolve()
     const inOrder = (step: () => Promise<void>) => {
@@ -144,72 +125,37 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     let lastRelease: Promise<void> = Promise.resolve()
     let stopping = false
 
-    /** A write of this assignment is still this member's to make. */
-    const mayWrite = (name: string, epoch: number) => joins === epoch || latestAssignment.has(name)
-
-    const commitBase = (s: PartitionState): number | undefined =>
-      s.committed ?? s.start ?? (s.cuts.length === 0 ? undefined : Math.min(...s.cuts.map((c) => c.first)))
-
     let consumer: GroupConsumer | undefined
 
     /** Writes the partitions' committed offsets and cuts; retried here, only while still ours. */
     const write = (partitions: ReadonlyArray<PartitionState>, epoch: number): Effect.Effect<void, CheckpointError> => {
-      const ours = partitions.filter((s) => mayWrite(s.name, epoch))
-      const offsets = ours.flatMap((s) => {
-        const base = commitBase(s)
-        return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base) }]
-      })
+      const ours = partitions.filter((s) => held.mayWrite(s.name, epoch))
+      const offsets = offsetsToWrite(ours)
       if (offsets.length === 0) return Effect.void
       const attempt = (n: number): Effect.Effect<void, CheckpointError> =>
         Effect.catchAll(consumer!.commit(offsets), (error) => {
-          const stillOurs = ours.every((s) => mayWrite(s.name, epoch))
-          if (!stillOurs || (error.type !== undefined && fencedTypes.has(error.type) && joins !== epoch)) return Effect.void
+          if (held.leftToNextOwner(ours, epoch, error.type)) return Effect.void
           if (n >= 5) return Effect.fail(new CheckpointError({ reason: error.reason, cause: error }))
           return Effect.zipRight(Effect.sleep(`${100 * 2 ** n} millis`), attempt(n + 1))
         })
-      for (const { metadata, partition, topic } of offsets) {
-        if (metadata.length > 4000) {
-          return Effect.fail(
-            new CheckpointError({
-              reason: `topic ${topic} partition ${partition}: ${metadata.length} characters of batch cuts do not fit in the ` +
-                `committed offset's metadata (4096 by default); lower the concurrency`
-            })
-          )
-        }
-      }
-      return attempt(0)
+      const oversized = oversizedMetadata(offsets)
+      return oversized === undefined ? attempt(0) : Effect.fail(new CheckpointError({ reason: oversized }))
     }
 
     const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({
-      recordCuts: (cuts) =>
-        Effect.suspend(() => {
-          const touched = new Set<PartitionState>()
-          for (const cut of cuts) {
-            const s = byName.get(cut.partition)
-            if (s === undefined) continue
-            s.cuts.push(cut)
-            touched.add(s)
-          }
-          return write([...touched], epoch)
-        }),
+      recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
       commit: (position: Position) =>
         Effect.suspend(() => {
           const s = byName.get(position.partition)
           if (s === undefined) return Effect.void
-          s.committed = position.offset + 1
-          s.cuts = s.cuts.filter((cut) => cut.last > position.offset)
+          commitAt(s, position)
           return write([s], epoch)
         })
     })
 
     const revokeAll = () => {
-      const live = [...states.values()].filter((s) => s.status !== "revoked")
+      const live = held.revokeAll()
       if (live.length === 0) return
-      for (const s of live) {
-        s.status = "revoked"
-        s.open() // a fetch waiting for the assignment gives up
-        states.delete(s.name)
-      }
       let release!: () => void
       lastRelease = new Promise<void>((resolve) => (release = resolve))
       inOrder(() =>
@@ -222,27 +168,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
 
     const assign = (partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>) => {
       revokeAll() // a member dropped by the group joins again without a rebalance event first
-      joins++
-      const epoch = joins
-      latestAssignment = new Set(partitions.map((p) => partitionName(p.topic, p.partition)))
-      const fresh = partitions.map(({ partition, topic }): PartitionState => {
-        let open!: () => void
-        const ready = new Promise<void>((resolve) => (open = resolve))
-        return {
-          name: partitionName(topic, partition),
-          topic,
-          partition,
-          status: "pending",
-          ready,
-          open,
-          committed: undefined,
-          start: undefined,
-          skipBelow: 0,
-          cuts: [],
-          end: undefined
-        }
-      })
-      for (const s of fresh) states.set(s.name, s)
+      const { epoch, fresh } = held.assign(partitions)
       const previous = lastRelease
       inOrder(async () => {
         await previous
@@ -251,23 +177,14 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
         const byName = new Map(fresh.map((s) => [s.name, s]))
         const assignments: Array<Assignment> = []
         for (const s of fresh) {
-          const found = committed.right.find((c) => c.topic === s.topic && c.partition === s.partition)
-          if (found !== undefined && found.offset >= 0) {
-            s.committed = found.offset
-            s.skipBelow = found.offset
-            s.cuts = [...decodeCuts(found.metadata, found.offset, s.name)]
-          }
+          loadCommitted(s, committed.right.find((c) => c.topic === s.topic && c.partition === s.partition))
           if (s.status === "revoked") continue
           assignments.push({
             partition: s.name,
-            committed: s.committed === undefined ? undefined : {
-              partition: s.name,
-              offset: s.committed - 1,
-              resume: { topic: s.topic, partition: s.partition }
-            },
+            committed: committedPosition(s),
             cuts: s.cuts,
             checkpoint: writerFor(epoch, byName),
-            owned: () => s.status === "live" && mayWrite(s.name, epoch)
+            owned: () => held.owned(s, epoch)
           })
         }
         if (assignments.length > 0) await offer({ _tag: "Events", events: Chunk.of({ _tag: "Assigned", assignments }) })
@@ -291,18 +208,11 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     }
 
     const onBatch = async (batch: FetchedBatch, heartbeat: () => Promise<void>) => {
-      const s = states.get(partitionName(batch.topic, batch.partition))
+      const s = held.get(partitionName(batch.topic, batch.partition))
       if (s === undefined || stopping) return
       if (s.status === "pending") await whileBeating(s.ready, heartbeat)
       if (s.status !== "live" || stopping) return
-      s.end = batch.highWatermark
-      const elements: Array<SourceEvent<KafkaResume>> = []
-      for (const m of batch.messages) {
-        if (m.offset < s.skipBelow) continue
-        s.start ??= m.offset
-        elements.push(messageElement(m, { decode: options.decode, maxValueBytes }))
-      }
-      s.skipBelow = batch.messages[batch.messages.length - 1]!.offset + 1
+      const elements = takeFetched(s, batch, (m): SourceEvent<KafkaResume> => messageElement(m, { decode: options.decode, maxValueBytes }))
       for (let at = 0; at < elements.length; at += elementsPerChunk) {
         if (s.status !== "live" || stopping) return
         const events = Chunk.unsafeFromArray(elements.slice(at, at + elementsPerChunk))
@@ -336,15 +246,12 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       stop: Effect.suspend(() => {
         if (stopping) return Effect.void
         stopping = true
-        const held = [...states.values()]
         return Effect.zipRight(
-          running.pause(held.map((s) => ({ topic: s.topic, partition: s.partition }))),
+          running.pause(held.all().map((s) => ({ topic: s.topic, partition: s.partition }))),
           Effect.sync(() => inOrder(() => offer({ _tag: "End" })))
         )
       }),
-      partitions: Effect.sync(() =>
-        [...states.values()].map((s) => ({ partition: s.name, committed: s.committed, end: s.end }))
-      )
+      partitions: Effect.sync(() => held.all().map((s) => ({ partition: s.name, committed: s.committed, end: s.end })))
     }
   })
 

@@ -1,0 +1,282 @@
+/**
+ * The Kafka source's partitions across the group's generations: which partitions this member
+ * holds, what each has committed and recorded, and whether a write for a partition is still
+ * this member's to make. A synchronous state machine without I/O: `index.ts` feeds it the
+ * consumer's callbacks (assigned, rebalancing, fetched batches) and does the writing.
+ *
+ * A generation starts with each assignment (`assign`, after `revokeAll`): its number is the
+ * epoch its writers and `owned` checks carry. kafkajs gives no way to hold a member back from
+ * re-joining, so a write of an older epoch is allowed only while no newer generation has
+ * formed, or when the partition came back to this member in the newest one.
+ *
+ * @since 0.2.0
+ */
+import type { BatchCut, Position } from "../../src/pipeline/vocabulary.js"
+import { decodeCuts, encodeCuts, type KafkaResume, partitionName } from "./codec.js"
+import type { CommittedOffset, FetchedBatch, KafkaMessage } from "./kafkajs.js"
+
+/**
+ * One partition held by this member in one generation.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface PartitionState {
+  readonly name: string
+  readonly topic: string
+  readonly partition: number
+  /** Pending until its committed offset is read and its assignment announced. */
+  status: "pending" | "live" | "revoked"
+  /** Resolved once the partition is live or revoked: a fetch waits for it. */
+  readonly ready: Promise<void>
+  readonly open: () => void
+  /** The next offset to read, as committed; undefined: nothing committed. */
+  committed: number | undefined
+  /** The first offset fetched in this assignment (the commit base while nothing is committed). */
+  start: number | undefined
+  /** Messages below this were committed already (a fetch may start earlier). */
+  skipBelow: number
+  cuts: Array<BatchCut>
+  end: number | undefined
+}
+
+/**
+ * A partition of a topic as the consumer names it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TopicPartition {
+  readonly topic: string
+  readonly partition: number
+}
+
+/**
+ * Errors that mean a commit belongs to a generation that is over.
+ *
+ * @since 0.2.0
+ * @category defaults
+ */
+export const fencedTypes: ReadonlySet<string> = new Set([
+  "REBALANCE_IN_PROGRESS",
+  "ILLEGAL_GENERATION",
+  "UNKNOWN_MEMBER_ID",
+  "FENCED_INSTANCE_ID"
+])
+
+/**
+ * Batch cuts longer than this do not fit in a committed offset's metadata (4096 by default).
+ *
+ * @since 0.2.0
+ * @category defaults
+ */
+export const maxMetadataLength = 4000
+
+/**
+ * The partitions this member holds, by generation.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export class Assignments {
+  private readonly held = new Map<string, PartitionState>()
+  private joins = 0
+  private latest: ReadonlySet<string> = new Set()
+
+  /** The partition held under `name`, if any. */
+  get(name: string): PartitionState | undefined {
+    return this.held.get(name)
+  }
+
+  /** Every partition held, pending or live. */
+  all(): ReadonlyArray<PartitionState> {
+    return [...this.held.values()]
+  }
+
+  /** Whether `epoch` is the newest generation. */
+  isCurrent(epoch: number): boolean {
+    return this.joins === epoch
+  }
+
+  /** A write of generation `epoch` for partition `name` is still this member's to make. */
+  mayWrite(name: string, epoch: number): boolean {
+    return this.joins === epoch || this.latest.has(name)
+  }
+
+  /** Whether the run may still send for `state` (asked before each batch goes out). */
+  owned(state: PartitionState, epoch: number): boolean {
+    return state.status === "live" && this.mayWrite(state.name, epoch)
+  }
+
+  /**
+   * Gives up every partition held: each is marked revoked (a fetch waiting for it gives up)
+   * and forgotten. Answers those given up (none: nothing to announce).
+   */
+  revokeAll(): ReadonlyArray<PartitionState> {
+    const live = [...this.held.values()].filter((s) => s.status !== "revoked")
+    for (const s of live) {
+      s.status = "revoked"
+      s.open()
+      this.held.delete(s.name)
+    }
+    return live
+  }
+
+  /** A new generation holding `partitions`, all pending: its epoch and their states. */
+  assign(partitions: ReadonlyArray<TopicPartition>): { readonly epoch: number; readonly fresh: ReadonlyArray<PartitionState> } {
+    this.joins++
+    this.latest = new Set(partitions.map((p) => partitionName(p.topic, p.partition)))
+    const fresh = partitions.map(({ partition, topic }) => pending(topic, partition))
+    for (const s of fresh) this.held.set(s.name, s)
+    return { epoch: this.joins, fresh }
+  }
+
+  /**
+   * Whether a failed commit of `partitions` in generation `epoch` is left to their next owner:
+   * one of them is no longer this member's, or the broker refused the write as fenced and a
+   * newer generation has formed.
+   */
+  leftToNextOwner(partitions: ReadonlyArray<PartitionState>, epoch: number, errorType: string | undefined): boolean {
+    const stillOurs = partitions.every((s) => this.mayWrite(s.name, epoch))
+    return !stillOurs || (errorType !== undefined && fencedTypes.has(errorType) && !this.isCurrent(epoch))
+  }
+}
+
+const pending = (topic: string, partition: number): PartitionState => {
+  let open!: () => void
+  const ready = new Promise<void>((resolve) => (open = resolve))
+  return {
+    name: partitionName(topic, partition),
+    topic,
+    partition,
+    status: "pending",
+    ready,
+    open,
+    committed: undefined,
+    start: undefined,
+    skipBelow: 0,
+    cuts: [],
+    end: undefined
+  }
+}
+
+/**
+ * Takes the group's committed offset of a partition (none, or -1: nothing committed) with the
+ * cuts recorded in its metadata.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const loadCommitted = (state: PartitionState, found: CommittedOffset | undefined): void => {
+  if (found === undefined || found.offset < 0) return
+  state.committed = found.offset
+  state.skipBelow = found.offset
+  state.cuts = [...decodeCuts(found.metadata, found.offset, state.name)]
+}
+
+/**
+ * The position the run resumes a partition after: the last committed offset (none: nothing
+ * committed).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const committedPosition = (state: PartitionState): Position<KafkaResume> | undefined =>
+  state.committed === undefined ? undefined : {
+    partition: state.name,
+    offset: state.committed - 1,
+    resume: { topic: state.topic, partition: state.partition }
+  }
+
+/**
+ * The offset cuts are written against: the committed offset, else the first offset fetched in
+ * this assignment, else the first cut (none: nothing to write yet).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const commitBase = (state: PartitionState): number | undefined =>
+  state.committed ?? state.start ?? (state.cuts.length === 0 ? undefined : Math.min(...state.cuts.map((c) => c.first)))
+
+/**
+ * Notes cuts recorded by the run against the partitions they belong to; answers the
+ * partitions touched (cuts of partitions not held are ignored).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const addCuts = (
+  byName: ReadonlyMap<string, PartitionState>,
+  cuts: ReadonlyArray<BatchCut>
+): ReadonlyArray<PartitionState> => {
+  const touched = new Set<PartitionState>()
+  for (const cut of cuts) {
+    const s = byName.get(cut.partition)
+    if (s === undefined) continue
+    s.cuts.push(cut)
+    touched.add(s)
+  }
+  return [...touched]
+}
+
+/**
+ * Notes a commit of `position`: the next offset to read is the one after it, and the cuts it
+ * has passed are forgotten.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const commitAt = (state: PartitionState, position: Position): void => {
+  state.committed = position.offset + 1
+  state.cuts = state.cuts.filter((cut) => cut.last > position.offset)
+}
+
+/**
+ * What to write to the group for `partitions`: each one's commit base with its cuts as
+ * metadata (a partition with no base yet writes nothing).
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const offsetsToWrite = (partitions: ReadonlyArray<PartitionState>): Array<CommittedOffset & { readonly metadata: string }> =>
+  partitions.flatMap((s) => {
+    const base = commitBase(s)
+    return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base) }]
+  })
+
+/**
+ * Why `offsets` cannot be written (a partition's cuts are too long for the metadata), or
+ * undefined when they can.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const oversizedMetadata = (offsets: ReadonlyArray<CommittedOffset & { readonly metadata: string }>): string | undefined => {
+  for (const { metadata, partition, topic } of offsets) {
+    if (metadata.length > maxMetadataLength) {
+      return `topic ${topic} partition ${partition}: ${metadata.length} characters of batch cuts do not fit in the ` +
+        `committed offset's metadata (4096 by default); lower the concurrency`
+    }
+  }
+  return undefined
+}
+
+/**
+ * The messages of a fetched batch that are new to a partition, each turned into an element:
+ * those below `skipBelow` were committed already. Notes the partition's end, the first offset
+ * fetched, and that everything up to the batch's last message has been taken.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const takeFetched = <A>(state: PartitionState, batch: FetchedBatch, element: (message: KafkaMessage) => A): Array<A> => {
+  state.end = batch.highWatermark
+  const elements: Array<A> = []
+  for (const m of batch.messages) {
+    if (m.offset < state.skipBelow) continue
+    state.start ??= m.offset
+    elements.push(element(m))
+  }
+  state.skipBelow = batch.messages[batch.messages.length - 1]!.offset + 1
+  return elements
+}

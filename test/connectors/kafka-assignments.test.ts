@@ -1,0 +1,116 @@
+/**
+ * The Kafka source's assignment state machine, without a broker: generations, who may still
+ * write, what is written, and which fetched messages are new.
+ */
+import { describe, expect, it } from "vitest"
+import {
+  addCuts,
+  Assignments,
+  commitAt,
+  commitBase,
+  committedPosition,
+  loadCommitted,
+  offsetsToWrite,
+  oversizedMetadata,
+  takeFetched
+} from "../../connectors/kafka/assignments.js"
+import { encodeCuts } from "../../connectors/kafka/codec.js"
+import type { KafkaMessage } from "../../connectors/kafka/kafkajs.js"
+
+const at = (offset: number): KafkaMessage => ({
+  topic: "orders",
+  partition: 0,
+  offset,
+  key: null,
+  value: null,
+  headers: {},
+  timestamp: 0
+})
+
+describe("Kafka assignments", () => {
+  it("a write of an older generation is allowed only for partitions that came back in the newest one", () => {
+    const held = new Assignments()
+    const first = held.assign([{ topic: "orders", partition: 0 }, { topic: "orders", partition: 1 }])
+    expect(first.fresh.map((s) => s.name)).toEqual(["orders:0", "orders:1"])
+    expect(held.mayWrite("orders:1", first.epoch)).toBe(true)
+
+    expect(held.revokeAll().map((s) => [s.name, s.status])).toEqual([["orders:0", "revoked"], ["orders:1", "revoked"]])
+    expect(held.all()).toEqual([])
+    expect(held.revokeAll()).toEqual([]) // nothing left to announce
+    const second = held.assign([{ topic: "orders", partition: 0 }])
+    expect(second.epoch).toBe(first.epoch + 1)
+    expect(held.mayWrite("orders:0", first.epoch)).toBe(true) // came back
+    expect(held.mayWrite("orders:1", first.epoch)).toBe(false) // went elsewhere
+    expect(held.isCurrent(first.epoch)).toBe(false)
+  })
+
+  it("owned: live and still this member's; a revoked partition's waiting fetch is let go", async () => {
+    const held = new Assignments()
+    const { epoch, fresh } = held.assign([{ topic: "orders", partition: 0 }])
+    const s = fresh[0]!
+    expect(held.owned(s, epoch)).toBe(false) // pending
+    s.status = "live"
+    expect(held.owned(s, epoch)).toBe(true)
+    held.revokeAll()
+    await s.ready
+    expect(held.owned(s, epoch)).toBe(false)
+  })
+
+  it("a failed commit is left to the next owner once the partition moved, or when fenced after a new generation", () => {
+    const held = new Assignments()
+    const { epoch, fresh } = held.assign([{ topic: "orders", partition: 0 }])
+    expect(held.leftToNextOwner(fresh, epoch, "REBALANCE_IN_PROGRESS")).toBe(false) // same generation: try again
+    held.revokeAll()
+    held.assign([{ topic: "orders", partition: 0 }])
+    expect(held.leftToNextOwner(fresh, epoch, "REBALANCE_IN_PROGRESS")).toBe(true)
+    expect(held.leftToNextOwner(fresh, epoch, "NOT_COORDINATOR")).toBe(false) // came back: still ours
+    held.revokeAll()
+    held.assign([{ topic: "orders", partition: 1 }])
+    expect(held.leftToNextOwner(fresh, epoch, undefined)).toBe(true)
+  })
+
+  it("the committed offset and its cuts are loaded, and written back against the commit base", () => {
+    const held = new Assignments()
+    const s = held.assign([{ topic: "orders", partition: 0 }]).fresh[0]!
+    expect(commitBase(s)).toBeUndefined()
+    expect(offsetsToWrite([s])).toEqual([])
+    loadCommitted(s, { topic: "orders", partition: 0, offset: -1, metadata: null })
+    expect(s.committed).toBeUndefined()
+
+    const cuts = [{ partition: "orders:0", first: 10, last: 19 }, { partition: "orders:0", first: 20, last: 29 }]
+    loadCommitted(s, { topic: "orders", partition: 0, offset: 10, metadata: encodeCuts(cuts, 10) })
+    expect({ committed: s.committed, skipBelow: s.skipBelow, cuts: s.cuts }).toEqual({ committed: 10, skipBelow: 10, cuts })
+    expect(committedPosition(s)).toEqual({ partition: "orders:0", offset: 9, resume: { topic: "orders", partition: 0 } })
+
+    const byName = new Map([[s.name, s]])
+    expect(addCuts(byName, [{ partition: "orders:0", first: 30, last: 39 }, { partition: "orders:9", first: 0, last: 1 }])).toEqual([s])
+    commitAt(s, { partition: "orders:0", offset: 19 })
+    expect(s.committed).toBe(20)
+    expect(s.cuts.map((c) => c.first)).toEqual([20, 30])
+    expect(offsetsToWrite([s])).toEqual([{ topic: "orders", partition: 0, offset: 20, metadata: encodeCuts(s.cuts, 20) }])
+  })
+
+  it("while nothing is committed the base is the first offset fetched; cuts too long for the metadata are refused", () => {
+    const held = new Assignments()
+    const s = held.assign([{ topic: "orders", partition: 0 }]).fresh[0]!
+    s.cuts.push({ partition: "orders:0", first: 7, last: 8 })
+    expect(commitBase(s)).toBe(7)
+    takeFetched(s, { topic: "orders", partition: 0, highWatermark: 50, messages: [at(5), at(6)] }, (m) => m.offset)
+    expect(commitBase(s)).toBe(5)
+
+    const long = { topic: "orders", partition: 0, offset: 0, metadata: "x".repeat(4001) }
+    expect(oversizedMetadata([long])).toMatch(/^topic orders partition 0: 4001 characters of batch cuts do not fit/)
+    expect(oversizedMetadata([{ ...long, metadata: "x".repeat(4000) }])).toBeUndefined()
+  })
+
+  it("fetched messages below what was committed or taken are skipped; the end is noted", () => {
+    const held = new Assignments()
+    const s = held.assign([{ topic: "orders", partition: 0 }]).fresh[0]!
+    s.skipBelow = 3
+    const taken = takeFetched(s, { topic: "orders", partition: 0, highWatermark: 9, messages: [2, 3, 4].map(at) }, (m) => m.offset)
+    expect(taken).toEqual([3, 4])
+    expect({ start: s.start, skipBelow: s.skipBelow, end: s.end }).toEqual({ start: 3, skipBelow: 5, end: 9 })
+    // A fetch that started earlier brings nothing twice.
+    expect(takeFetched(s, { topic: "orders", partition: 0, highWatermark: 9, messages: [4, 5].map(at) }, (m) => m.offset)).toEqual([5])
+  })
+})

@@ -23,7 +23,6 @@ import { ingestWire } from "./internal/ingestWire.js"
 import { makeTracker, type Tracker } from "./internal/tracking.js"
 import type { Batch, Delivered, DeliveredUnit, Unit } from "./vocabulary.js"
 
-export { idempotencyKey } from "./internal/ingest.js"
 export type { Delivered, DeliveredUnit } from "./vocabulary.js"
 
 /**
@@ -94,7 +93,12 @@ export interface Delivery {
  * @since 0.2.0
  * @category utils
  */
-export const deliverBatch = (delivery: Delivery, batch: Batch): Effect.Effect<Delivered, DeliveryError> => {
+export const deliverBatch = (
+  delivery: Delivery,
+  batch: Batch,
+  /** Runs once the service took the batch (or refused it), before its ingestions are followed. */
+  accepted: Effect.Effect<void> = Effect.void
+): Effect.Effect<Delivered, DeliveryError> => {
   const { partition, records } = batch
   const failure = (reason: string, status?: number) =>
     new DeliveryError({
@@ -111,6 +115,7 @@ export const deliverBatch = (delivery: Delivery, batch: Batch): Effect.Effect<De
     })
   return delivery.post(partition, records).pipe(
     Effect.mapError((failed) => failure(failed.reason, failed.status)),
+    Effect.tap(() => accepted),
     Effect.flatMap((posted) =>
       Effect.map(
         posted.accepted.length === 1 ? Effect.map(follow(posted.accepted[0]!), (one) => [one]) : Effect.all(posted.accepted.map(follow)),
@@ -149,15 +154,6 @@ export const makeDelivery = (options: DeliveryOptions) =>
     const post = makePost({ exchanges: options.exchanges, wire, datasetId: options.destination.datasetId, sourceName: options.sourceName })
     return { post, tracker } satisfies Delivery
   })
-
-/**
- * Sends a batch and follows its ingestion(s) to the end.
- *
- * @since 0.1.0
- * @category utils
- */
-export const deliver = (batch: Batch, options: DeliveryOptions): Effect.Effect<Delivered, DeliveryError> =>
-  Effect.scoped(Effect.flatMap(makeDelivery(options), (delivery) => deliverBatch(delivery, batch)))
 
 /**
  * A delivered batch as a `DeliveredUnit`: its letters are those read inside it, then those the

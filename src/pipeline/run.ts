@@ -20,7 +20,7 @@ import {
   deliveredBatch,
   deliveredLetter,
   type Delivery,
-  DeliveryError,
+  type DeliveryError,
   type Destination
 } from "./deliver.js"
 import type { PipelineEvent, Progress } from "./events.js"
@@ -89,6 +89,15 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
    * spent (`ClientConfig.retry.maxRetries`).
    */
   readonly rideOutOutages?: boolean | undefined
+  /**
+   * For a dataset with a primary key, when a batch stops holding back the later batches that
+   * share a key value with it: `"terminal"` (default) once its ingestion ended, safe with any
+   * service; `"accepted"` once the service accepted it, for a service that applies a dataset's
+   * accepted ingestions in the order it accepted them (the reference server does): a run of
+   * batches that each share a key with the next then costs a request each, not a processing
+   * time each.
+   */
+  readonly keyOrder?: "terminal" | "accepted" | undefined
   /**
    * How long a revoked partition's batches in flight may take to finish before they are
    * interrupted (default 30 s); their keys make the next owner's resend harmless.
@@ -214,7 +223,10 @@ const settingsOf = (config: PipelineConfig<any, any, any, any>) => {
   const ceiling = fixed ? concurrency.fixed : concurrency
   const bound = {
     batches: config.maxPending?.batches ?? defaultMaxPending.batches,
-    bytes: config.maxPending?.bytes ?? defaultMaxPending.bytes
+    bytes: config.maxPending?.bytes ?? defaultMaxPending.bytes,
+    // Pulled ahead of the sends: enough to keep every place among the requests busy, no more
+    // (each holds its records in memory until it is accepted).
+    unsent: Math.max(8, 2 * ceiling)
   }
   const problems = [
     ...(Number.isInteger(ceiling) && ceiling >= 1 ? [] : [`concurrency must be a whole number of at least 1, got ${ceiling}`]),
@@ -261,7 +273,9 @@ export const run = <E, R, E2 = never, R2 = never>(
     const delivery = yield* makeRunDelivery(client, destination, source.name, limiter, outages, config.poll)
     const scheduler: Scheduler<PipelineError> = yield* makeScheduler({
       bound: settings.bound,
-      deliver: (batch) => deliverAndComplete(batch, { delivery, commits, counters, emit, deadLetters: config.deadLetters })
+      release: config.keyOrder === "accepted" ? "accepted" : "terminal",
+      deliver: (batch, accepted) =>
+        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, deadLetters: config.deadLetters })
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),
@@ -441,6 +455,7 @@ const writeDeadLetters = (
  */
 const deliverAndComplete = (
   batch: Batch,
+  accepted: Effect.Effect<void>,
   run: {
     readonly delivery: Delivery
     readonly commits: Commits
@@ -455,7 +470,7 @@ const deliverAndComplete = (
     const first = records[0]!.position.offset
     const last = records[records.length - 1]!.position.offset
     return emit(run, { _tag: "BatchSent", partition, first, last, records: records.length, idempotencyKey: null }).pipe(
-      Effect.zipRight(deliverBatch(run.delivery, batch)),
+      Effect.zipRight(deliverBatch(run.delivery, batch, accepted)),
       Effect.flatMap((outcome) => {
         const done = deliveredBatch(batch, outcome)
         const { counters } = run
@@ -521,8 +536,3 @@ export const events = <E, R, E2 = never, R2 = never>(
         })
       )
     ), options.bufferSize ?? 1024)
-
-/** Re-exported for callers that match on it. @since 0.1.0 */
-export { DeliveryError }
-/** @since 0.1.0 */
-export const lingerDefault = Duration.decode(defaultBatch.linger)

@@ -29,7 +29,24 @@ import { Conflicts, type Ticket } from "./conflicts.js"
 export interface PendingBound {
   readonly batches: number
   readonly bytes: number
+  /**
+   * Of those, how many may be not yet accepted (waiting for an earlier conflicting batch, or
+   * for a place among the requests, or being posted): what is pulled ahead of the sends.
+   */
+  readonly unsent: number
 }
+
+/**
+ * When a batch no longer holds back the later batches that share a key value with it: once its
+ * ingestion is terminal (safe with any service), or once the service accepted it (enough for a
+ * service that applies a dataset's accepted ingestions in the order it accepted them, as the
+ * reference server does; a chain of batches each sharing a key with the next then costs one
+ * request each, not one processing time each).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type OrderRelease = "terminal" | "accepted"
 
 /**
  * @since 0.2.0
@@ -59,6 +76,8 @@ interface Slot {
   /** Opened when the batch may go (undefined: it could go when admitted). */
   ready: Deferred.Deferred<void> | undefined
   fiber: Fiber.RuntimeFiber<void, unknown> | undefined
+  /** Still holds its place among the unsent batches. */
+  unsent: boolean
   /** Held back by an earlier conflicting batch now. */
   waiting: boolean
   started: boolean
@@ -87,7 +106,9 @@ const batchKeys = (batch: Batch): ReadonlyArray<string> => {
  */
 export const makeScheduler = <E>(options: {
   readonly bound: PendingBound
-  readonly deliver: (batch: Batch) => Effect.Effect<void, E>
+  readonly release: OrderRelease
+  /** Delivers a batch; runs `accepted` once the service took it (or refused it). */
+  readonly deliver: (batch: Batch, accepted: Effect.Effect<void>) => Effect.Effect<void, E>
 }): Effect.Effect<Scheduler<E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const conflicts = new Conflicts<Slot>()
@@ -95,6 +116,7 @@ export const makeScheduler = <E>(options: {
     const batchPermits = yield* Effect.makeSemaphore(options.bound.batches)
     const bytePermits = kibibytes(options.bound.bytes)
     const bytes = yield* Effect.makeSemaphore(bytePermits)
+    const unsent = yield* Effect.makeSemaphore(options.bound.unsent)
     // Recorded before the batch's permits come back, so no failure can go unseen.
     const failed = yield* Deferred.make<never, E>()
     const byPartition = new Map<string, Set<Ticket<Slot>>>()
@@ -112,6 +134,15 @@ export const makeScheduler = <E>(options: {
       }
     }
 
+    /** The batch was accepted: its place among the unsent goes back (and, in `accepted` order, its keys). */
+    const accepted = (ticket: Ticket<Slot>) =>
+      Effect.suspend(() => {
+        if (!ticket.item.unsent) return Effect.void
+        ticket.item.unsent = false
+        if (options.release === "accepted") free(conflicts.done(ticket))
+        return unsent.release(1)
+      })
+
     const finish = (ticket: Ticket<Slot>) =>
       Effect.suspend(() => {
         byPartition.get(ticket.partition)?.delete(ticket)
@@ -119,14 +150,19 @@ export const makeScheduler = <E>(options: {
           ticket.item.waiting = false
           waiting--
         }
+        const unsentPlace = ticket.item.unsent ? 1 : 0
+        ticket.item.unsent = false
         free(conflicts.done(ticket))
-        return Effect.zipRight(batchPermits.release(1), bytes.release(ticket.item.permits))
+        return Effect.zipRight(
+          Effect.zipRight(unsent.release(unsentPlace), batchPermits.release(1)),
+          bytes.release(ticket.item.permits)
+        )
       })
 
     const deliverWhenReady = (ticket: Ticket<Slot>): Effect.Effect<void, E> => {
       const go = Effect.suspend(() => {
         ticket.item.started = true
-        return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch)
+        return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket))
       })
       const ready = ticket.item.ready
       return ready === undefined ? go : Effect.zipRight(Deferred.await(ready), go)
@@ -136,10 +172,10 @@ export const makeScheduler = <E>(options: {
       Effect.suspend(() => {
         const permits = Math.min(bytePermits, kibibytes(batch.bytes))
         return Effect.zipRight(
-          Effect.zipRight(batchPermits.take(1), bytes.take(permits)),
+          Effect.zipRight(Effect.zipRight(unsent.take(1), batchPermits.take(1)), bytes.take(permits)),
           Effect.suspend(() => {
             closed.delete(batch.partition)
-            const slot: Slot = { batch, ready: undefined, fiber: undefined, waiting: false, started: false, permits }
+            const slot: Slot = { batch, ready: undefined, fiber: undefined, unsent: true, waiting: false, started: false, permits }
             const ticket = conflicts.add(slot, batch.partition, batchKeys(batch))
             if (!conflicts.ready(ticket)) {
               slot.ready = Deferred.unsafeMake<void>(FiberId.none)

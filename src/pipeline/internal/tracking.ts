@@ -1,24 +1,25 @@
 /**
  * Following accepted ingestions to their end, many at once: one poller per run reads the
- * dataset's list of ingestions (newest first, a page covers 100) to learn which of the pending
- * ones ended, and reads the detail of those only (their counts and rejected records). An
- * ingestion the list does not show (other writers pushed it past the pages read, or the list
- * cannot be read) is read by its detail.
+ * dataset's list of ingestions (newest first, its first page of 100) to learn which of the
+ * pending ones ended, and reads the detail of those only (their counts and rejected records).
+ * An ingestion the list does not show (more than a page pending, or other writers pushed it
+ * down) and every ingestion of a service whose list cannot be read is polled by its detail on
+ * its own backoff: from `initial` after its acceptance, 1.5x per poll, at most `max`.
  *
  * Why: polling each ingestion's detail on its own backoff cost about 10 requests an ingestion
  * against a service that takes 1.5 s to process one, and each poll held a place among the
- * requests in flight. Now the cost is one detail an ingestion plus a list read a poll for all
- * of them, and the poll interval shrinks back to `initial` whenever one ended.
+ * requests in flight. With the list the cost is one detail an ingestion plus one list read a
+ * round for all of them; the round's interval shrinks back to `initial` whenever one ended.
  *
  * @since 0.2.0
  * @internal
  */
-import { Deferred, Duration, Effect, Exit, FiberId, type Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, FiberId, type Scope } from "effect"
 import type { Exchanges } from "../../client/transport.js"
 import type { Detail, IngestWire } from "./ingestWire.js"
 
 /**
- * A terminal detail, or why the ingestion could not be followed.
+ * A terminal detail.
  *
  * @since 0.2.0
  * @category models
@@ -51,10 +52,12 @@ export interface TrackerOptions {
 }
 
 interface Entry {
+  readonly id: string
   readonly done: Deferred.Deferred<Terminal, string>
+  /** When its detail is read next, unless the list says it ended first. */
+  nextAt: number
+  wait: number
 }
-
-const pageSize = 100
 
 /**
  * A tracker whose poller lives as long as the scope.
@@ -68,100 +71,123 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     const initial = Math.max(1, Duration.toMillis(options.poll.initial))
     const max = Math.max(initial, Duration.toMillis(options.poll.max))
     const entries = new Map<string, Entry>()
-    // Opened when the first ingestion arrives while none is followed.
-    let arrived = yield* Deferred.make<void>()
+    // Opened when an ingestion arrives, to wake a poller that waits longer than its first poll.
+    let arrived = Deferred.unsafeMake<void>(FiberId.none)
     // Lists are given up for the run once one cannot be read (a service without them).
-    let lists = wire.listPath !== undefined
+    let lists = true
+    // The list's round interval: `initial` after a round in which something ended.
+    let listWait = initial
+    let listAt = 0
 
-    const settle = (id: string, outcome: Exit.Exit<Terminal, string>) => {
-      const entry = entries.get(id)
-      if (entry === undefined) return
-      entries.delete(id)
+    const settle = (entry: Entry, outcome: Exit.Exit<Terminal, string>) => {
+      entries.delete(entry.id)
       Deferred.unsafeDone(entry.done, outcome)
     }
 
-    /** Reads one detail; answers whether the ingestion ended. */
-    const readDetail = (id: string): Effect.Effect<boolean> =>
-      Effect.match(exchanges({ method: "GET", path: wire.detailPath(id) }), {
+    /** Reads one detail: the ingestion ends, or its next read is pushed back. */
+    const readDetail = (entry: Entry, now: number): Effect.Effect<boolean> =>
+      Effect.match(exchanges({ method: "GET", path: wire.detailPath(entry.id) }), {
         onFailure: (error) => {
-          settle(id, Exit.fail(`following ingestion ${id}: the service could not be reached: ${error.message}`))
+          settle(entry, Exit.fail(`following ingestion ${entry.id}: the service could not be reached: ${error.message}`))
           return true
         },
         onSuccess: (reply) => {
           if (reply.status !== 200) {
-            settle(id, Exit.fail(`following ingestion ${id}: ${wire.readProblem(reply.status, reply.text).message}`))
+            settle(entry, Exit.fail(`following ingestion ${entry.id}: ${wire.readProblem(reply.status, reply.text).message}`))
             return true
           }
           const detail = wire.readDetail(reply.text)
           if (detail === undefined) {
-            settle(id, Exit.fail(`following ingestion ${id}: an answer of the wrong shape: ${reply.text.slice(0, 200)}`))
+            settle(entry, Exit.fail(`following ingestion ${entry.id}: an answer of the wrong shape: ${reply.text.slice(0, 200)}`))
             return true
           }
-          if (detail._tag === "Pending") return false
-          settle(id, Exit.succeed(detail))
+          if (detail._tag === "Pending") {
+            entry.wait = Math.min(max, Math.ceil(entry.wait * 1.5))
+            entry.nextAt = now + entry.wait
+            return false
+          }
+          settle(entry, Exit.succeed(detail))
           return true
         }
       })
 
-    /** The pending ids the list shows ended, and those it does not show; undefined: no list. */
-    const readLists = Effect.gen(function*() {
-      const unseen = new Set(entries.keys())
-      const ended: Array<string> = []
-      const pages = 1
-      for (let page = 0; page < pages && unseen.size > 0; page++) {
-        const reply = yield* Effect.either(exchanges({ method: "GET", path: wire.listPath }))
-        if (reply._tag === "Left" || reply.right.status !== 200) return undefined
-        const items = wire.readList(reply.right.text)
-        if (items === undefined) return undefined
-        for (const item of items) {
-          if (!unseen.delete(item.id)) continue
-          if (item.terminal) ended.push(item.id)
-        }
-        if (items.length < pageSize) break
+    /** The pending entries the list shows ended, and those it shows pending; undefined: no list. */
+    const readList = Effect.map(Effect.either(exchanges({ method: "GET", path: wire.listPath })), (reply) => {
+      if (reply._tag === "Left" || reply.right.status !== 200) return undefined
+      const items = wire.readList(reply.right.text)
+      if (items === undefined) return undefined
+      const ended: Array<Entry> = []
+      const shown = new Set<Entry>()
+      for (const item of items) {
+        const entry = entries.get(item.id)
+        if (entry === undefined) continue
+        shown.add(entry)
+        if (item.terminal) ended.push(entry)
       }
-      return { ended, unseen: [...unseen] }
+      return { ended, shown }
     })
 
-    const pollOnce: Effect.Effect<number> = Effect.gen(function*() {
-      let toRead: ReadonlyArray<string>
-      if (lists) {
-        const found = yield* readLists
-        if (found === undefined) {
-          lists = false
-          toRead = [...entries.keys()]
-        } else {
-          toRead = [...found.ended, ...found.unseen]
+    /** One round: the list when it is due, then the details due; answers how many ended. */
+    const round = (now: number): Effect.Effect<number> =>
+      Effect.gen(function*() {
+        const toRead = new Set<Entry>()
+        if (lists && now >= listAt) {
+          const found = yield* readList
+          if (found === undefined) {
+            lists = false
+          } else {
+            for (const entry of found.ended) toRead.add(entry)
+            // Shown pending: the next list says when it ends.
+            for (const entry of found.shown) entry.nextAt = Math.max(entry.nextAt, now + listWait)
+          }
         }
-      } else {
-        toRead = [...entries.keys()]
-      }
-      const ended = yield* Effect.forEach(toRead, readDetail, { concurrency: options.detailConcurrency ?? 8 })
-      return ended.filter(Boolean).length
-    })
+        for (const entry of entries.values()) if (entry.nextAt <= now) toRead.add(entry)
+        if (toRead.size === 0) return 0
+        const ended = yield* Effect.forEach(toRead, (entry) => readDetail(entry, now), { concurrency: options.detailConcurrency ?? 8 })
+        return ended.filter(Boolean).length
+      })
+
+    /** When the next read is due. */
+    const nextDue = () => {
+      let due = lists ? listAt : Infinity
+      for (const entry of entries.values()) if (entry.nextAt < due) due = entry.nextAt
+      return due
+    }
 
     const poller = Effect.gen(function*() {
-      let wait = initial
       for (;;) {
         if (entries.size === 0) {
           yield* Deferred.await(arrived)
-          arrived = yield* Deferred.make<void>()
-          wait = initial
+          arrived = Deferred.unsafeMake<void>(FiberId.none)
+          listAt = (yield* Clock.currentTimeMillis) + initial
+          listWait = initial
         }
-        yield* Effect.sleep(Duration.millis(wait))
-        const ended = yield* pollOnce
-        wait = ended > 0 ? initial : Math.min(max, Math.ceil(wait * 1.5))
+        const now = yield* Clock.currentTimeMillis
+        const due = nextDue()
+        if (due > now) {
+          // An arrival wakes it: its first poll may be due sooner.
+          yield* Effect.raceFirst(Effect.sleep(Duration.millis(due - now)), Deferred.await(arrived))
+          if (yield* Deferred.isDone(arrived)) arrived = Deferred.unsafeMake<void>(FiberId.none)
+          continue
+        }
+        const listed = lists && now >= listAt
+        const ended = yield* round(now)
+        if (listed) {
+          listWait = ended > 0 ? initial : Math.min(max, Math.ceil(listWait * 1.5))
+          listAt = (yield* Clock.currentTimeMillis) + listWait
+        }
       }
     })
     yield* Effect.forkScoped(poller)
 
     return {
       track: (ingestionId) =>
-        Effect.suspend(() => {
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
           let entry = entries.get(ingestionId)
           if (entry === undefined) {
-            entry = { done: Deferred.unsafeMake<Terminal, string>(FiberId.none) }
+            entry = { id: ingestionId, done: Deferred.unsafeMake<Terminal, string>(FiberId.none), nextAt: now + initial, wait: initial }
             entries.set(ingestionId, entry)
-            if (entries.size === 1) Deferred.unsafeDone(arrived, Exit.void)
+            Deferred.unsafeDone(arrived, Exit.void)
           }
           return Deferred.await(entry.done)
         }),

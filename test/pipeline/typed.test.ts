@@ -16,7 +16,7 @@ import { batch, batchBody, batchBodyBytes, type Unit } from "../../src/pipeline/
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import { CommitTracker } from "../../src/pipeline/internal/commitTracker.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
-import { idempotencyKey } from "../../src/pipeline/deliver.js"
+import { idempotencyKey } from "../../src/pipeline/internal/ingest.js"
 import { run } from "../../src/pipeline/run.js"
 import type { Element, Position, SourceElement } from "../../src/pipeline/Source.js"
 import * as Typed from "../../src/pipeline/Typed.js"

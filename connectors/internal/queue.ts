@@ -9,6 +9,7 @@ import { type Chunk, Effect, Option, Queue, Stream } from "effect"
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type QueueItem<A, E> =
   | { readonly _tag: "Events"; readonly events: Chunk.Chunk<A> }
@@ -19,6 +20,7 @@ export type QueueItem<A, E> =
  * The stream of the events put in `queue`, until its `End` or its first `Failed`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromQueue = <A, E>(queue: Queue.Dequeue<QueueItem<A, E>>): Stream.Stream<A, E> =>
   Stream.repeatEffectChunkOption(

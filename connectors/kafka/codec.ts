@@ -12,6 +12,7 @@ import type { KafkaMessage } from "./kafkajs.js"
  * message's offset).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface KafkaResume {
   readonly topic: string
@@ -22,6 +23,7 @@ export interface KafkaResume {
  * The pipeline's name of a topic's partition: `TOPIC:N` (topic names cannot hold a colon).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const partitionName = (topic: string, partition: number): string => `${topic}:${partition}`
 
@@ -29,6 +31,7 @@ export const partitionName = (topic: string, partition: number): string => `${to
  * `TOPIC:N` back to its topic and partition number.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const parsePartitionName = (name: string): KafkaResume => {
   const at = name.lastIndexOf(":")
@@ -40,10 +43,16 @@ export const parsePartitionName = (name: string): KafkaResume => {
  * dead letter with the thrown message as the reason. The default parses the value as JSON.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Decoder = (message: KafkaMessage) => unknown
 
-/** Values over this many bytes are dead-lettered undecoded (1 MiB). @since 0.1.0 */
+/**
+ * Values over this many bytes are dead-lettered undecoded (1 MiB).
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultMaxValueBytes = 1024 * 1024
 
 const shown = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
@@ -56,6 +65,7 @@ const where = (m: KafkaMessage) => `topic ${m.topic} partition ${m.partition} of
  * or one that is not a JSON object).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const messageElement = (
   m: KafkaMessage,
@@ -112,6 +122,7 @@ const metadataVersion = "t1:"
  * (the next offset to read), which every cut starts at or after.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number): string =>
   metadataVersion + [...cuts]
@@ -126,6 +137,7 @@ export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number): string 
  * cuts at all.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const decodeCuts = (metadata: string | null, base: number, partition: string): ReadonlyArray<BatchCut> => {
   if (metadata === null || !metadata.startsWith(metadataVersion) || metadata.length === metadataVersion.length) return []

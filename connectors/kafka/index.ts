@@ -50,6 +50,7 @@ export { KafkaClient, KafkaError, type KafkaMessage, type KafkaSettings, layer, 
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface KafkaSourceOptions {
   readonly groupId: string
@@ -68,6 +69,7 @@ export interface KafkaSourceOptions {
  * A running Kafka source.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface KafkaSource extends PartitionedSource<KafkaError, never, KafkaResume> {
   /** Stops fetching and ends the source's stream (the run then drains and commits). */
@@ -78,6 +80,7 @@ export interface KafkaSource extends PartitionedSource<KafkaError, never, KafkaR
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface PartitionStatus {
   readonly partition: string
@@ -262,6 +265,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
  * their keys make the next owner's resend harmless.
  *
  * @since 0.1.0
+ * @category running
  */
 export const runUntilStopped = <E2 = never, R2 = never>(
   client: TributaryClientService,
@@ -293,7 +297,7 @@ const asKafkaError = (error: unknown): KafkaError =>
  * before anything past them is committed.
  *
  * @since 0.1.0
- * @category dead letters
+ * @category constructors
  */
 export const deadLetterTopic = (topic: string): Effect.Effect<DeadLetterSink, never, KafkaClient> =>
   Effect.map(KafkaClient, (client) => ({

@@ -18,6 +18,7 @@ process.env["KAFKAJS_NO_PARTITIONER_WARNING"] = "1"
  * so they never show in logs or error messages.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface KafkaSettings {
   /** `HOST:PORT` of one or more brokers (any of them will do to find the rest). */
@@ -36,6 +37,7 @@ export interface KafkaSettings {
  * A Kafka operation failed. `reason` names what was being done (topic, partition, group).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class KafkaError extends Data.TaggedError("KafkaError")<{
   readonly reason: string
@@ -57,6 +59,7 @@ const translate = (doing: string) => (cause: unknown): KafkaError => {
  * One message, as the connector sees it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface KafkaMessage {
   readonly topic: string
@@ -74,6 +77,7 @@ export interface KafkaMessage {
  * The messages of one partition fetched together.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface FetchedBatch {
   readonly topic: string
@@ -90,6 +94,7 @@ export interface FetchedBatch {
  * after it joined, with its new partitions.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface GroupHandlers {
   readonly onBatch: (batch: FetchedBatch, heartbeat: () => Promise<void>) => Promise<void>
@@ -102,6 +107,7 @@ export interface GroupHandlers {
  * A committed offset (the next offset to read) with its metadata text.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CommittedOffset {
   readonly topic: string
@@ -115,6 +121,7 @@ export interface CommittedOffset {
  * A member of a consumer group, running.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface GroupConsumer {
   readonly commit: (offsets: ReadonlyArray<CommittedOffset>) => Effect.Effect<void, KafkaError>
@@ -126,6 +133,7 @@ export interface GroupConsumer {
  * A connected client: group consumers, committed offsets, topic ends, and a producer.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface KafkaClientService {
   /** Joins `groupId` over `topics`; leaves the group when the scope closes. */
@@ -148,7 +156,7 @@ export interface KafkaClientService {
 
 /**
  * @since 0.1.0
- * @category tags
+ * @category services
  */
 export class KafkaClient extends Context.Tag("tributary/connectors/kafka/KafkaClient")<KafkaClient, KafkaClientService>() {}
 

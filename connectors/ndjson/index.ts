@@ -22,10 +22,20 @@ import { Chunk, Data, Effect, Option, Stream } from "effect"
 import type { Source } from "../../src/pipeline/Source.js"
 import type { Position, SourceElement } from "../../src/pipeline/vocabulary.js"
 
-/** The one partition of an NDJSON source. @since 0.1.0 */
+/**
+ * The one partition of an NDJSON source.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const partition = "0"
 
-/** Lines over this many bytes are dead-lettered unread (1 MiB). @since 0.1.0 */
+/**
+ * Lines over this many bytes are dead-lettered unread (1 MiB).
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultMaxLineBytes = 1024 * 1024
 
 /**
@@ -33,12 +43,16 @@ export const defaultMaxLineBytes = 1024 * 1024
  * next line.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface NdjsonResume {
   readonly byteOffset: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface NdjsonOptions {
   /** Longest line accepted, in bytes without the line end. */
   readonly maxLineBytes?: number | undefined
@@ -48,6 +62,7 @@ export interface NdjsonOptions {
  * The input could not be read (not: a line could not be parsed, which is a dead letter).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class NdjsonReadError extends Data.TaggedError("NdjsonReadError")<{ readonly reason: string; readonly cause?: unknown }> {
   override get message() {
@@ -80,6 +95,7 @@ const defaultLinesPerChunk = 1024
  * `maxLineBytes` are never kept.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const framer = (
   from: { readonly line: number; readonly byteOffset: number },
@@ -298,6 +314,7 @@ const readChunkBytes = 1024 * 1024
  * again. The source name is the file's absolute path.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromFile = (
   path: string,
@@ -343,6 +360,7 @@ export const fromFile = (
  * restart skips the committed bytes as they arrive.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromBytes = <E, R>(
   name: string,
@@ -357,6 +375,7 @@ export const fromBytes = <E, R>(
  * NDJSON from standard input (source name `ndjson:stdin`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const fromStdin = (options: NdjsonOptions = {}): Source<NdjsonReadError, never, NdjsonResume> =>
   fromBytes(

@@ -141,6 +141,7 @@ export const layerConfig = (config: Config.Config<PostgresSettings>): Layer.Laye
  * A connection string with its password replaced, for messages.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const redactedUrl = (url: string) => url.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@")
 
@@ -148,6 +149,7 @@ export const redactedUrl = (url: string) => url.replace(/(\/\/[^:/@]+:)[^@]*@/, 
  * A result column: its name, type as the mapping sees it, and SQL type (for casts).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ResultColumn {
   readonly name: string
@@ -161,6 +163,7 @@ export interface ResultColumn {
  * domains (an enum, a domain over integer, an array of a domain all map as their base).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const describe = (pool: pg.Pool, relation: Relation): Effect.Effect<ReadonlyArray<ResultColumn>, PostgresError> =>
   Effect.tryPromise({
@@ -205,6 +208,7 @@ export const describe = (pool: pg.Pool, relation: Relation): Effect.Effect<Reado
  * Where a backfill keeps its state.
  *
  * @since 0.1.0
+ * @category models
  */
 export type CheckpointLocation =
   | { readonly _tag: "File"; readonly path: string }
@@ -212,6 +216,7 @@ export type CheckpointLocation =
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface PostgresSourceOptions {
   readonly relation: Relation
@@ -232,6 +237,7 @@ export interface PostgresSourceOptions {
  * What a Postgres position carries to resume right after its row: the row's key, as text.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PostgresResume {
   readonly key: State.Key
@@ -241,6 +247,7 @@ export interface PostgresResume {
  * A Postgres source, planned and ready to read.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PostgresSource extends PartitionedSource<PostgresError | CheckpointError, never, PostgresResume> {
   readonly columns: ReadonlyArray<ResultColumn>
@@ -275,6 +282,7 @@ const shown = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` 
  * the table, or a digest of the query, and the key.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sourceName = (database: string, relation: Relation, key: ReadonlyArray<string>) =>
   `postgres:${database}/${

@@ -9,6 +9,7 @@
  * A key as the source reads it: the text form of each key column.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Key = ReadonlyArray<string>
 
@@ -17,6 +18,7 @@ export type Key = ReadonlyArray<string>
  * and at most `upper` (none: to the last).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PartitionRange {
   readonly index: number
@@ -28,6 +30,7 @@ export interface PartitionRange {
  * A quoted identifier.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const quoteIdent = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
@@ -35,6 +38,7 @@ export const quoteIdent = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
  * A quoted, possibly schema-qualified, name (`schema.table`: each part quoted as it is).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const quoteQualified = (name: string) => name.split(".").map(quoteIdent).join(".")
 
@@ -42,6 +46,7 @@ export const quoteQualified = (name: string) => name.split(".").map(quoteIdent).
  * What a backfill reads: a table (`schema.table` or `table`) or a query.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Relation = { readonly _tag: "Table"; readonly name: string } | { readonly _tag: "Query"; readonly sql: string }
 
@@ -52,6 +57,7 @@ const alias = "tributary_rows"
  * The relation as a `FROM` item.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const fromItem = (relation: Relation) =>
   relation._tag === "Table"
@@ -62,6 +68,7 @@ export const fromItem = (relation: Relation) =>
  * A key or since column with its SQL type (to cast the text values compared with it).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface TypedColumn {
   readonly name: string
@@ -103,6 +110,7 @@ class Conditions {
  * The since column and a generation's window over it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SinceWindow {
   readonly column: TypedColumn
@@ -115,6 +123,7 @@ export interface SinceWindow {
  * order: keyset pagination read by one cursor.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const partitionQuery = (
   relation: Relation,
@@ -138,6 +147,7 @@ export const partitionQuery = (
  * A query over the relation within the since window: `select` is the select list.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const windowQuery = (relation: Relation, select: string, since: SinceWindow | undefined, extra?: string) => {
   const conditions = new Conditions()
@@ -150,6 +160,7 @@ export const windowQuery = (relation: Relation, select: string, since: SinceWind
  * A key column's reference in a select list or condition.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const keyColumn = column
 
@@ -158,6 +169,7 @@ export const keyColumn = column
  * bound of each range but the last (whose upper end is open, as is the first's lower end).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const integerSplits = (min: bigint, max: bigint, n: number): Array<bigint> => {
   const width = max - min + 1n
@@ -174,6 +186,7 @@ export const integerSplits = (min: bigint, max: bigint, n: number): Array<bigint
  * repeated keys dropped (a small sample may give fewer ranges).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const quantileSplits = (sortedSample: ReadonlyArray<Key>, n: number): Array<Key> => {
   const splits: Array<Key> = []
@@ -191,6 +204,7 @@ export const quantileSplits = (sortedSample: ReadonlyArray<Key>, n: number): Arr
  * Ranges between consecutive splits: `(none, s1], (s1, s2], …, (sN, none)`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const rangesOf = (splits: ReadonlyArray<Key>): Array<PartitionRange> =>
   Array.from({ length: splits.length + 1 }, (_, index) => ({

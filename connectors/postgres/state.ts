@@ -31,6 +31,7 @@ export type { Key, PartitionRange } from "./sql.js"
  * A generation's plan.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Plan {
   readonly generation: number
@@ -45,6 +46,7 @@ export interface Plan {
  * What the planner is told: the generation before (its plan, whether it is done).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Previous {
   readonly plan: Plan
@@ -55,6 +57,7 @@ export interface Previous {
  * A partition claimed by this process.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Claimed {
   readonly range: PartitionRange
@@ -72,6 +75,7 @@ export interface Claimed {
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type ClaimResult =
   | { readonly _tag: "Claimed"; readonly claimed: Claimed }
@@ -82,6 +86,7 @@ export type ClaimResult =
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface BackfillState {
   /** Loads the current generation, or plans a new one (the first, or the next after a done one). */
@@ -160,6 +165,7 @@ const holder = (
  * The name of a partition of a generation, as positions and cuts carry it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const partitionName = (generation: number, index: number) => `${generation}:${index}`
 
@@ -174,6 +180,7 @@ interface StateFile {
  * A backfill's state in a JSON file, replaced atomically on every write.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const file = (path: string, source: string): BackfillState => {
   let state: StateFile | undefined
@@ -243,6 +250,7 @@ const tableError = (what: string) => (cause: unknown) =>
  * The options of a state table.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface TableOptions {
   readonly table: string
@@ -255,6 +263,7 @@ export interface TableOptions {
  * A backfill's state in a Postgres table shared by every process that runs the same backfill.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
   const name = quoteQualified(options.table)

@@ -31,6 +31,7 @@ import type { ColumnType } from "../../src/records.js"
  * built-in set, what `pg_type` says (an enum, a domain over a base type, an array of a type).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ColumnKind {
   readonly name: string
@@ -40,7 +41,12 @@ export interface ColumnKind {
   readonly elementOid?: number | undefined
 }
 
-/** Type OIDs of the built-in types this module treats specially. @since 0.1.0 */
+/**
+ * Type OIDs of the built-in types this module treats specially.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const Oid = {
   bool: 16,
   bytea: 17,
@@ -66,6 +72,7 @@ const datetimeOids = new Set<number>([Oid.date, Oid.timestamp, Oid.timestamptz])
  * The dataset column type of a Postgres column.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const columnType = (kind: ColumnKind): ColumnType =>
   kind.elementOid !== undefined ? "string" : numberOids.has(kind.oid) ? "number" : datetimeOids.has(kind.oid) ? "datetime" : "string"
@@ -76,6 +83,7 @@ export const columnType = (kind: ColumnKind): ColumnType =>
  * good part of the source's garbage).
  *
  * @since 0.1.0
+ * @category models
  */
 export class Unrepresentable {
   constructor(
@@ -89,6 +97,7 @@ export class Unrepresentable {
  * value, or why there is none.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const convert = (kind: ColumnKind, text: string | null): unknown => {
   if (text === null) return null
@@ -204,6 +213,7 @@ const shorten = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` 
  * back exactly (the default since Postgres 12; set for older servers).
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const sessionOptions = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex -c extra_float_digits=1"
 
@@ -211,5 +221,6 @@ export const sessionOptions = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalS
  * A `types` setting for `pg` that leaves every value in its text form.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const textTypes = { getTypeParser: () => (value: string) => value } as const

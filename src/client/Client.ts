@@ -33,6 +33,7 @@ import * as Transport from "./transport.js"
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface ClientConfig {
   /** Base address of the service, e.g. `https://api.example.com` or a reference server's URL. */
@@ -96,12 +97,13 @@ const makeClients = (config: ClientConfig) =>
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type TributaryClientService = Effect.Effect.Success<ReturnType<typeof makeClients>>
 
 /**
  * @since 0.1.0
- * @category tags
+ * @category services
  */
 export class TributaryClient extends Context.Tag("tributary/Client")<TributaryClient, TributaryClientService>() {
   /**

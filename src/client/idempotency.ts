@@ -16,6 +16,7 @@ import { Effect } from "effect"
  * The header, lower-case as it is matched.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const idempotencyKeyHeader = "idempotency-key"
 
@@ -52,6 +53,7 @@ const pathOf = (url: string): string => {
  * Whether a request goes to a route that takes `Idempotency-Key`.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const acceptsIdempotencyKey = (method: string, url: string): boolean => {
   // Most calls are reads: settle those before parsing the URL.
@@ -65,6 +67,7 @@ export const acceptsIdempotencyKey = (method: string, url: string): boolean => {
  * carries none; any other request is returned unchanged.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const ensureIdempotencyKey = (
   request: HttpClientRequest.HttpClientRequest
@@ -79,6 +82,7 @@ export const ensureIdempotencyKey = (
  * once per call and kept by every retry.
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const withIdempotencyKeys = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
   HttpClient.mapRequestEffect(client, ensureIdempotencyKey)

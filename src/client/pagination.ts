@@ -23,6 +23,7 @@ import type { TributaryClientService } from "./Client.js"
  * What a v2 list answer carries: `data.items` and `data.pagination`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PageAnswer<A> {
   readonly data: {
@@ -35,6 +36,7 @@ export interface PageAnswer<A> {
  * Whether another page follows `page` (zero-indexed) of an answer with these items.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const hasNextPage = (
   page: number,
@@ -46,6 +48,7 @@ export const hasNextPage = (
  * Every item of a paged list, page 0 first. `fetchPage` is called lazily, once per page.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const pages = <A, E, R>(
   fetchPage: (page: number) => Effect.Effect<PageAnswer<A>, E, R>
@@ -64,6 +67,7 @@ const walkPageSize = 100
  * Filters and sorting of `GET /v2/data-sources` (everything but the page).
  *
  * @since 0.1.0
+ * @category models
  */
 export type DataSourceFilter = Omit<typeof V2.DataSources.DataSourceListParams.Type, "page">
 
@@ -71,6 +75,7 @@ export type DataSourceFilter = Omit<typeof V2.DataSources.DataSourceListParams.T
  * Filters and sorting of `GET /v2/datasets` (everything but the page).
  *
  * @since 0.1.0
+ * @category models
  */
 export type DatasetFilter = Omit<typeof V2.Datasets.DatasetListParams.Type, "page">
 
@@ -78,6 +83,7 @@ export type DatasetFilter = Omit<typeof V2.Datasets.DatasetListParams.Type, "pag
  * Every data source visible to the client's key.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allDataSources = (client: TributaryClientService, params: DataSourceFilter = {}) =>
   pages((page) =>
@@ -88,6 +94,7 @@ export const allDataSources = (client: TributaryClientService, params: DataSourc
  * Every dataset visible to the client's key (of one data source with `dataSourceId`).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allDatasets = (client: TributaryClientService, params: DatasetFilter = {}) =>
   pages((page) => client.v2.v2Datasets.list({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))
@@ -96,6 +103,7 @@ export const allDatasets = (client: TributaryClientService, params: DatasetFilte
  * Every ingestion of a dataset, newest first.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allIngestions = (
   client: TributaryClientService,
@@ -110,6 +118,7 @@ export const allIngestions = (
  * Every stored row of a dataset (pages of up to 1000 rows).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allRows = (
   client: TributaryClientService,
@@ -124,6 +133,7 @@ export const allRows = (
  * Every account of the organization.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allAccounts = (client: TributaryClientService, params: Omit<typeof V2.Accounts.AccountListParams.Type, "page"> = {}) =>
   pages((page) => client.v2.v2Accounts.list({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))
@@ -132,6 +142,7 @@ export const allAccounts = (client: TributaryClientService, params: Omit<typeof 
  * Every user of the organization (admins only).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allUsers = (client: TributaryClientService, params: Omit<typeof V2.Users.UserListParams.Type, "page"> = {}) =>
   pages((page) => client.v2.v2Users.list({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))
@@ -140,6 +151,7 @@ export const allUsers = (client: TributaryClientService, params: Omit<typeof V2.
  * The organization's activity log, newest first (admins only).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allActivity = (
   client: TributaryClientService,
@@ -153,6 +165,7 @@ export const allActivity = (
  * Every invoice of the organization (admins only).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const allInvoices = (client: TributaryClientService, params: { readonly pageSize?: number | undefined } = {}) =>
   pages((page) => client.v2.v2Billing.invoices({ urlParams: { ...params, pageSize: params.pageSize ?? walkPageSize, page } }))

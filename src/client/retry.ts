@@ -14,6 +14,7 @@ import type { Exchanges } from "./transport.js"
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -30,7 +31,12 @@ export interface RetryPolicy {
   readonly attemptTimeout: Duration.DurationInput
 }
 
-/** 8 retries, 100 ms doubling to at most 10 s, 30 s per attempt. @since 0.1.0 */
+/**
+ * 8 retries, 100 ms doubling to at most 10 s, 30 s per attempt.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultRetryPolicy: RetryPolicy = {
   maxRetries: 8,
   baseDelay: "100 millis",
@@ -42,6 +48,7 @@ export const defaultRetryPolicy: RetryPolicy = {
  * Statuses worth another attempt.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isTransientStatus = (status: number): boolean =>
   status === 408 || status === 429 || status === 500 || status === 502 || status === 503 || status === 504
@@ -50,6 +57,7 @@ export const isTransientStatus = (status: number): boolean =>
  * The `Retry-After` header as milliseconds: delta seconds or an HTTP date.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const retryAfterMillis = (value: string | undefined, now: number): number | undefined => {
   if (value === undefined || value.trim() === "") return undefined
@@ -63,6 +71,7 @@ export const retryAfterMillis = (value: string | undefined, now: number): number
  * The full-jitter backoff before retry `attempt` (0-based).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const backoffMillis = (policy: RetryPolicy, attempt: number, random: number = Math.random()): number => {
   const ceiling = Math.min(Duration.toMillis(policy.maxDelay), Duration.toMillis(policy.baseDelay) * 2 ** attempt)
@@ -87,6 +96,7 @@ const transportFailure: Verdict = { transient: true }
  * `Exchanges` wrapper sharing one `Retry-After` pause.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Retries {
   readonly client: (client: HttpClient.HttpClient) => HttpClient.HttpClient
@@ -98,6 +108,7 @@ export interface Retries {
  * is returned as it is once the retries are spent.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeRetries = (policy: RetryPolicy): Effect.Effect<Retries> =>
   Effect.sync(() => {

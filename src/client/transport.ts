@@ -22,6 +22,7 @@ import { Agent, type Dispatcher } from "undici"
  * and, between chunks, for its body (unless a request sets limits of its own).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeDispatcher = (attemptTimeout: Duration.DurationInput) =>
   Effect.acquireRelease(
@@ -36,6 +37,7 @@ export const makeDispatcher = (attemptTimeout: Duration.DurationInput) =>
  * The undici dispatcher that `exchanges` go straight to.
  *
  * @since 0.1.0
+ * @category services
  */
 export class ExchangeDispatcher extends Context.Tag("tributary/Transport/ExchangeDispatcher")<
   ExchangeDispatcher,
@@ -51,6 +53,7 @@ export class ExchangeDispatcher extends Context.Tag("tributary/Transport/Exchang
  * agent itself: an interceptor costs about a third of a request's CPU time (measured).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (attemptTimeout: Duration.DurationInput) => {
   const millis = Duration.toMillis(attemptTimeout)
@@ -69,6 +72,7 @@ export const layer = (attemptTimeout: Duration.DurationInput) => {
  * POST, a JSON body (text or its UTF-8 bytes).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Exchange {
   readonly method: "GET" | "POST"
@@ -81,6 +85,7 @@ export interface Exchange {
  * The answer to an `Exchange`, read whole.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Reply {
   readonly status: number
@@ -93,6 +98,7 @@ export interface Reply {
  * An exchange got no whole answer: the connection failed, or an attempt ran out of time.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ExchangeError extends Data.TaggedError("ExchangeError")<{
   readonly method: string
@@ -109,6 +115,7 @@ export class ExchangeError extends Data.TaggedError("ExchangeError")<{
  * Sends exchanges and answers their replies.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Exchanges = (exchange: Exchange) => Effect.Effect<Reply, ExchangeError>
 
@@ -122,6 +129,7 @@ export type Exchanges = (exchange: Exchange) => Effect.Effect<Reply, ExchangeErr
  * every request (the API key).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const exchanges = (dispatcher: Dispatcher, baseUrl: string, headers: Readonly<Record<string, string>>): Exchanges => {
   const base = new URL(baseUrl)
@@ -204,6 +212,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
  * built on an `HttpClient` of the caller's, and for traced requests.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const exchangesVia = (http: HttpClient.HttpClient): Exchanges => (exchange) =>
   http.execute(

@@ -15,20 +15,27 @@ import { type BatchCut, CheckpointError, mergeCuts, type Position } from "./voca
 
 export { type BatchCut, CheckpointError } from "./vocabulary.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Checkpoint {
   /** The last committed position per partition. */
   readonly positions: Readonly<Record<string, Position>>
   readonly cuts: ReadonlyArray<BatchCut>
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const emptyCheckpoint: Checkpoint = { positions: {}, cuts: [] }
 
 /**
  * Where checkpoints live. Writes are durable when their effect completes.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CheckpointStore {
   readonly load: Effect.Effect<Checkpoint, CheckpointError>
@@ -52,6 +59,7 @@ const withCuts = (checkpoint: Checkpoint, cuts: ReadonlyArray<BatchCut>): Checkp
  * A checkpoint kept in memory (tests, and jobs that restart from the beginning anyway).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<CheckpointStore & { readonly current: Effect.Effect<Checkpoint> }> =>
   Effect.map(Ref.make(initial), (ref) => ({
@@ -66,6 +74,7 @@ export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<Che
  * it over the old one), so a crash leaves either the old or the new checkpoint, never half.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointError> =>
   Effect.gen(function*() {
@@ -88,6 +97,7 @@ export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointErr
  * Reads a checkpoint file; a missing file is an empty checkpoint.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
   Effect.flatMap(readJsonFile(path), (json) => {

@@ -13,6 +13,7 @@ export type { DeadLetter } from "./vocabulary.js"
 
 /**
  * @since 0.1.0
+ * @category errors
  */
 export class DeadLetterError extends Data.TaggedError("DeadLetterError")<{ readonly reason: string; readonly cause?: unknown }> {
   override get message() {
@@ -25,6 +26,7 @@ export class DeadLetterError extends Data.TaggedError("DeadLetterError")<{ reado
  * committed only after their dead letters were written.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface DeadLetterSink {
   readonly write: (letters: ReadonlyArray<DeadLetter>) => Effect.Effect<void, DeadLetterError>
@@ -35,6 +37,7 @@ export interface DeadLetterSink {
  * After a crash, letters written but not yet committed are written again on resume.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const ndjsonFile = (path: string): Effect.Effect<DeadLetterSink> =>
   Effect.map(Effect.makeSemaphore(1), (lock) => ({
@@ -54,6 +57,7 @@ export const ndjsonFile = (path: string): Effect.Effect<DeadLetterSink> =>
  * Keeps dead letters in memory (tests, embedding jobs that handle them themselves).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const memory: Effect.Effect<DeadLetterSink & { readonly letters: Effect.Effect<ReadonlyArray<DeadLetter>> }> =
   Effect.map(Ref.make<ReadonlyArray<DeadLetter>>([]), (ref) => ({
@@ -66,6 +70,7 @@ export const memory: Effect.Effect<DeadLetterSink & { readonly letters: Effect.E
  * that a later `commit` never commits a position whose letters are not written.
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const writeLetters: {
   (sink: DeadLetterSink): <A extends { readonly letters: ReadonlyArray<DeadLetter> }, E, R>(

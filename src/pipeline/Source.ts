@@ -37,6 +37,7 @@ export {
  * emits carry its own `Resume`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Source<E = never, R = never, Resume = unknown> {
   readonly name: string
@@ -48,6 +49,7 @@ export interface Source<E = never, R = never, Resume = unknown> {
  * `CheckpointStore` without `load` (the assignment brings what was loaded).
  *
  * @since 0.1.0
+ * @category models
  */
 export type CheckpointWriter = Omit<CheckpointStore, "load">
 
@@ -57,6 +59,7 @@ export type CheckpointWriter = Omit<CheckpointStore, "load">
  * the same keys), and where its cuts and commits go from now on.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Assignment {
   readonly partition: string
@@ -78,6 +81,7 @@ export interface Assignment {
  * committing, and only then running `release` (the source may then let the partitions go).
  *
  * @since 0.1.0
+ * @category models
  */
 export type PartitionEvent =
   | { readonly _tag: "Assigned"; readonly assignments: ReadonlyArray<Assignment> }
@@ -87,6 +91,7 @@ export type PartitionEvent =
  * What a partitioned source emits.
  *
  * @since 0.1.0
+ * @category models
  */
 export type SourceEvent<Resume = unknown> = SourceElement<Resume> | PartitionEvent
 
@@ -95,6 +100,7 @@ export type SourceEvent<Resume = unknown> = SourceElement<Resume> | PartitionEve
  * commits and cuts where it chooses.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface PartitionedSource<E = never, R = never, Resume = unknown> {
   readonly _tag: "PartitionedSource"
@@ -111,6 +117,7 @@ export interface PartitionedSource<E = never, R = never, Resume = unknown> {
  * Whether an element or event is a partition event.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isPartitionEvent = <A, Resume>(event: Element<A, Resume> | PartitionEvent): event is PartitionEvent =>
   event._tag === "Assigned" || event._tag === "Revoked"
@@ -132,6 +139,7 @@ export const isPartitionedSource = <E, R, Resume>(
  * the elements; partitions seen for the first time later are committed to `checkpoint` too.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const withCheckpoint = <E, R, Resume>(
   source: Source<E, R, Resume>,

@@ -39,7 +39,10 @@ import {
 
 export { type Batch, type BatchRecord, type Unit, unitPartition } from "./vocabulary.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface BatchOptions {
   /** At most this many records per batch (the service takes at most 100). */
   readonly max: number
@@ -59,7 +62,12 @@ const unitsPerWrite = 128
 /** `{"records":[` + `]}`. */
 const envelopeBytes = 14
 
-/** The request body of a batch. @since 0.1.0 */
+/**
+ * The request body of a batch.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const batchBody = (records: ReadonlyArray<BatchRecord>): string =>
   `{"records":[${records.map((r) => r.json).join(",")}]}`
 
@@ -68,6 +76,7 @@ export const batchBody = (records: ReadonlyArray<BatchRecord>): string =>
  * they were written as bytes (typed records in `run`), else `batchBody` encoded.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const batchBodyBytes = (records: ReadonlyArray<BatchRecord>): Uint8Array =>
   bodyBytes(records) ?? Buffer.from(batchBody(records))
@@ -99,6 +108,7 @@ const cutStart = (partition: string, offset: number, child: number | undefined) 
  * the `batch` combinator, and by `run`'s own loop.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Batcher {
   /** Takes one element; the units it closes (by size, count or a recorded cut) wait. */
@@ -120,7 +130,10 @@ export interface Batcher {
   readonly revoke: (partition: string) => void
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher => {
   const lingerMillis = Duration.toMillis(options.linger)
   const recordedCuts = new Map<string, CutEnd>()
@@ -251,6 +264,7 @@ const cutOf = (unit: Unit): ReadonlyArray<BatchCut> =>
  * when they are children of a `flatMap`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const batchCut = (batch: Pick<Batch, "partition" | "records">): BatchCut => {
   const first = batch.records[0]!.position
@@ -266,11 +280,17 @@ export const batchCut = (batch: Pick<Batch, "partition" | "records">): BatchCut 
  * chunk smaller than a batch came in (the source is not keeping up, so nothing should wait).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const shouldFlush = (batcher: Batcher, chunkLength: number, max: number): boolean =>
   batcher.waiting() >= unitsPerWrite || chunkLength < max
 
-/** How often open batches are checked for lingering: a quarter of `linger`. @since 0.1.0 */
+/**
+ * How often open batches are checked for lingering: a quarter of `linger`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const lingerCheckMillis = (linger: Duration.DurationInput): number =>
   Math.max(1, Math.floor(Duration.toMillis(linger) / 4))
 
@@ -283,6 +303,7 @@ type Input =
  * Groups checked elements into batches and lone dead letters.
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const batch: {
   (options: BatchOptions): <E, R>(self: Stream.Stream<Checked, E, R>) => Stream.Stream<Unit, E | CheckpointError, R>

@@ -16,6 +16,7 @@ import type { CheckpointError, DeliveredUnit, Position } from "./vocabulary.js"
  * positions. One checkpoint write per advance (`run` writes at most every `commitInterval`).
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const commit: {
   (checkpoint: Pick<CheckpointStore, "commit">): <E, R>(

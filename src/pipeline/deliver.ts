@@ -72,7 +72,12 @@ export interface DeliveryOptions {
   readonly poll?: { readonly initial: Duration.DurationInput; readonly max: Duration.DurationInput } | undefined
 }
 
-/** Polls start 20 ms after an acceptance and slow down to one a second while nothing ends. */
+/**
+ * Polls start 20 ms after an acceptance and slow down to one a second while nothing ends.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultPoll = { initial: "20 millis", max: "1 second" } as const
 
 /**

@@ -12,6 +12,7 @@ import type { DeadLetter, Position } from "./vocabulary.js"
  * typed stages (a `flatMap`'s children each count).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Progress {
   /** Elements taken from the source (records and malformed elements). */
@@ -59,7 +60,10 @@ export interface Outage {
   readonly cause: string
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
 export const emptyProgress = (startedAt: number): Progress => ({
   read: 0,
   valid: 0,
@@ -83,6 +87,7 @@ export const emptyProgress = (startedAt: number): Progress => ({
  * What happened, as it happens.
  *
  * @since 0.1.0
+ * @category models
  */
 export type PipelineEvent =
   | {

@@ -49,6 +49,7 @@ import {
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface PipelineConfig<E, R, E2 = never, R2 = never> {
   /** A `Source` (its positions in `checkpoint`) or a `PartitionedSource` (which keeps its own). */
@@ -115,6 +116,7 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
  * The schema could not be read from the service.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SchemaError extends Data.TaggedError("SchemaError")<{ readonly reason: string }> {
   override get message() {
@@ -122,7 +124,10 @@ export class SchemaError extends Data.TaggedError("SchemaError")<{ readonly reas
   }
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category errors
+ */
 export type PipelineError = DeliveryError | CheckpointError | DeadLetterError | SchemaError | Typed.TransformError
 
 /** The ceiling of the adaptive concurrency limit. @since 0.2.0 @category defaults */
@@ -131,13 +136,19 @@ export const defaultConcurrency = 16
 /** 512 batches, 64 MB of records pending at most. @since 0.2.0 @category defaults */
 export const defaultMaxPending = { batches: 512, bytes: 64 * 1024 * 1024 } as const
 
-/** Defaults: 100 records, 1 MB of body, 500 ms linger. @since 0.1.0 */
+/**
+ * Defaults: 100 records, 1 MB of body, 500 ms linger.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis" } as const
 
 /**
  * Reads a dataset's columns and primary key from the service (v2 schema endpoint).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const fetchSchema = (client: TributaryClientService, datasetId: string | number): Effect.Effect<DatasetSchema, SchemaError> =>
   client.http.execute(HttpClientRequest.get(`/v2/datasets/${datasetId}/schema`)).pipe(
@@ -168,6 +179,7 @@ const ErrorMessage = Schema.Struct({ errors: Schema.NonEmptyArray(Schema.Struct(
  * sent as given (v2 paths take either form).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const resolveDestination = (
   client: TributaryClientService,
@@ -516,6 +528,7 @@ const emit = (run: { readonly emit: (event: PipelineEvent) => Effect.Effect<void
  * ```
  *
  * @since 0.1.0
+ * @category running
  */
 export const events = <E, R, E2 = never, R2 = never>(
   client: TributaryClientService,

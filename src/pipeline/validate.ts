@@ -19,6 +19,7 @@ export type { Checked } from "./vocabulary.js"
  * from 0 in the order they were read, which is what commit tracking counts on.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Sequenced {
   readonly seq: number
@@ -29,6 +30,7 @@ export interface Sequenced {
  * The destination dataset's columns and primary key.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface DatasetSchema {
   readonly columns: ReadonlyArray<Column>
@@ -45,6 +47,7 @@ export interface DatasetSchema {
  * the reason; valid records carry their JSON text for the batch body.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const checkElement = (schema: DatasetSchema) => {
   const options = {
@@ -96,6 +99,7 @@ export const checkElement = (schema: DatasetSchema) => {
  * stream (a resumed source starts after its committed position).
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const sequence = <E, R>(self: Stream.Stream<Element | PartitionEvent, E, R>): Stream.Stream<Sequenced, E, R> =>
   Stream.suspend(() => {
@@ -113,6 +117,7 @@ export const sequence = <E, R>(self: Stream.Stream<Element | PartitionEvent, E, 
  * Checks every element of a stream against `schema`.
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const validate: {
   (schema: DatasetSchema): <E, R>(self: Stream.Stream<Sequenced, E, R>) => Stream.Stream<Checked, E, R>

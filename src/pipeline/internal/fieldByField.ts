@@ -52,12 +52,24 @@ const guardOf = (ast: SchemaAST.AST): ((u: unknown) => boolean) | undefined => {
   }
 }
 
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category defaults
+ * @internal
+ */
 export const dayMillis = 86_400_000
 // 0000-01-01 and 10000-01-01: the years `toISOString` writes with four digits.
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category defaults
+ * @internal
+ */
 export const firstIsoMillis = -62_167_219_200_000
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category defaults
+ * @internal
+ */
 export const endIsoMillis = 253_402_300_800_000
 const twoDigits = Array.from({ length: 100 }, (_, n) => (n < 10 ? `0${n}` : `${n}`))
 const threeDigits = Array.from({ length: 1000 }, (_, n) => `${n}`.padStart(3, "0"))
@@ -80,6 +92,8 @@ let lastDayText = ""
  * and the time of day is written from the milliseconds: 45 ns against 120 for writing every
  * field from the `getUTC*` methods, and 340 for `toISOString`.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const isoText = (date: Date): string | undefined => {
@@ -164,6 +178,8 @@ const timeAfterDate = (text: string, length: number): number => {
  * node 20. Other text is checked by `isIsoDateTime`, then read by `new Date`. A test holds the
  * answers equal to `isIsoDateTime`'s and, for the text it takes, to `new Date`'s.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const dateOfText = (text: string): Date => {
@@ -188,8 +204,13 @@ export const dateOfText = (text: string): Date => {
   return isIsoDateTime(text) ? new Date(withOffsetMinutes(text)) : new Date(Number.NaN)
 }
 
-/** What a compiled conversion answers when the value does not pass. */
-/** @internal */
+/**
+ * What a compiled conversion answers when the value does not pass.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const failed: unique symbol = Symbol("tributary/Typed/failed")
 
 // ---------------------------------------------------------------------------------------------
@@ -223,6 +244,8 @@ const rewritten = new WeakMap<SchemaAST.AST, SchemaAST.AST>()
  * something under them changed, and the same node always gives the same one (`Schema.Date`
  * gives `serviceDate`), so the fast path knows the dates it converts by hand.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const serviceDates = (ast: SchemaAST.AST): SchemaAST.AST => {
@@ -303,9 +326,19 @@ export const serviceDates = (ast: SchemaAST.AST): SchemaAST.AST => {
   return out
 }
 
-/** `Schema.Date` and `Schema.DateFromString` held to the service's rule (`serviceDates`). @internal */
+/**
+ * `Schema.Date` and `Schema.DateFromString` held to the service's rule (`serviceDates`).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const serviceDate = serviceDates(Schema.Date.ast)
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const serviceDateFromString = serviceDates(Schema.DateFromString.ast)
 
 // ---------------------------------------------------------------------------------------------
@@ -383,6 +416,8 @@ const conversionOf = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((u: 
  * A field's conversion, one way: compiled from its AST where `conversionOf` can, else through
  * its own schema; `failed` when the value does not convert.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const fieldConversion = (type: SchemaAST.AST, direction: "decode" | "encode"): (u: unknown) => unknown => {
@@ -456,7 +491,11 @@ const generated = (fields: ReadonlyArray<CompiledField>): ((input: unknown) => o
  * `undefined` when any field fails (or the schema is not a plain struct), and the caller then
  * runs the whole schema, whose answer (and error message) is the one that counts.
  */
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const fieldByField = (ast: SchemaAST.AST, direction: "decode" | "encode"): ((input: unknown) => object | undefined) | undefined => {
   if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
   const fields: ReadonlyArray<CompiledField> = ast.propertySignatures.map((field) => ({

@@ -27,6 +27,8 @@ import { dayMillis, endIsoMillis, firstIsoMillis } from "./fieldByField.js"
  * A record's JSON text: bytes `start` to `end` of `buffer`, in UTF-8 (a comma follows them
  * there).
  *
+ * @since 0.1.0
+ * @category models
  * @internal
  */
 export interface Written {
@@ -35,13 +37,25 @@ export interface Written {
   readonly end: number
 }
 
-/** The size of a buffer records are written into. @internal */
+/**
+ * The size of a buffer records are written into.
+ *
+ * @since 0.1.0
+ * @category defaults
+ * @internal
+ */
 export const slabBytes = 16 * 1024
 let buffer = new Uint8Array(slabBytes)
 let at = 0
 let start = 0
 
-/** Starts a record at the end of the current buffer. @internal */
+/**
+ * Starts a record at the end of the current buffer.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const begin = (): void => {
   start = at
 }
@@ -60,7 +74,13 @@ const reserve = (n: number): void => {
   at = written
 }
 
-/** Ends the record being written: its bytes (a comma after them). @internal */
+/**
+ * Ends the record being written: its bytes (a comma after them).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const finish = (): Written => {
   reserve(1)
   const end = at
@@ -68,15 +88,33 @@ export const finish = (): Written => {
   return { buffer, start, end }
 }
 
-/** Forgets what is written of the record being written (the writer gave it up). @internal */
+/**
+ * Forgets what is written of the record being written (the writer gave it up).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const abandon = (): void => {
   at = start
 }
 
-/** Text as UTF-8 bytes, as it is (for constants: keys and punctuation). @internal */
+/**
+ * Text as UTF-8 bytes, as it is (for constants: keys and punctuation).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const encoded = (text: string): ReadonlyArray<number> => Array.from(Buffer.from(text, "utf8"))
 
-/** Bytes made when the writer is made (keys, punctuation). @internal */
+/**
+ * Bytes made when the writer is made (keys, punctuation).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const constant = (bytes: ReadonlyArray<number>): true => {
   const length = bytes.length
   reserve(length)
@@ -89,7 +127,13 @@ export const constant = (bytes: ReadonlyArray<number>): true => {
 
 const nullBytes = encoded("null")
 
-/** `null`. @internal */
+/**
+ * `null`.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const writeNull = (): true => constant(nullBytes)
 
 /**
@@ -128,6 +172,8 @@ const utf8 = (text: string): true => {
  * A string as `JSON.stringify` writes it (quoted, escaped), in UTF-8: copied a character at a
  * time while it is printable ASCII without `"` or `\`; anything else through `JSON.stringify`.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const string = (s: string): true => {
@@ -146,7 +192,13 @@ export const string = (s: string): true => {
   return true
 }
 
-/** An array of strings as JSON text; false for anything else (holes included). @internal */
+/**
+ * An array of strings as JSON text; false for anything else (holes included).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const strings = (values: unknown): boolean => {
   if (!Array.isArray(values)) return false
   for (let i = 0; i < values.length; i++) if (typeof values[i] !== "string") return false
@@ -168,6 +220,8 @@ export const strings = (values: unknown): boolean => {
  * A finite number as `JSON.stringify` writes it: integers below 10^15 digit by digit (no string
  * made), others through their text.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const number = (n: number): true => {
@@ -205,6 +259,8 @@ const twoDigits = (b: Uint8Array, p: number, n: number) => {
  * A date as `DateFromString` encodes it (`toISOString`), quoted; false for a date outside the
  * years `toISOString` writes with four digits, or an invalid one (the generic path decides).
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const date = (date: Date): boolean => {
@@ -247,6 +303,8 @@ const decoder = new TextDecoder()
  * A valid record whose text was written as bytes: a `Checked` record and a `BatchRecord` like
  * any other, its `json` decoded from the bytes when asked (a dead letter's record, a split).
  *
+ * @since 0.1.0
+ * @category models
  * @internal
  */
 export class WrittenRecord {
@@ -263,7 +321,13 @@ export class WrittenRecord {
   }
 }
 
-/** A record's UTF-8 length, from its bytes or its text. @internal */
+/**
+ * A record's UTF-8 length, from its bytes or its text.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @internal
+ */
 export const byteLength = (record: { readonly json: string }): number =>
   record instanceof WrittenRecord ? record.text.end - record.text.start : Buffer.byteLength(record.json)
 
@@ -275,6 +339,8 @@ const tail = encoded("]}")
  * of records written one after the other (their commas between them); undefined when a record
  * is not a written one.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const bodyBytes = (records: ReadonlyArray<{ readonly json: string }>): Uint8Array | undefined => {

@@ -26,6 +26,8 @@ import * as Bytes from "./wireBytes.js"
  * Marks a record element whose text was written by a writer made for this dataset schema
  * (compared by identity): `checkElement` with the same schema takes the text as it is.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const writtenFor: unique symbol = Symbol("tributary/Typed/writtenFor")
@@ -33,6 +35,8 @@ export const writtenFor: unique symbol = Symbol("tributary/Typed/writtenFor")
 /**
  * The text of a record element written by a writer (`Bytes.Written`), beside `writtenFor`.
  *
+ * @since 0.1.0
+ * @category utils
  * @internal
  */
 export const writtenText: unique symbol = Symbol("tributary/Typed/writtenText")
@@ -83,6 +87,8 @@ const indexLike = /^(?:0|[1-9]\d*)$/
  * destination (or has a name JSON would move), or code cannot be generated here. The writer
  * answers the record's text (`Bytes.Written`), or undefined for the generic path.
  *
+ * @since 0.1.0
+ * @category constructors
  * @internal
  */
 export const wireWriter = (ast: SchemaAST.AST, destination: Destination): ((value: unknown) => Bytes.Written | undefined) | undefined => {

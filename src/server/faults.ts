@@ -1,7 +1,8 @@
 /**
  * Fault injection for the reference server: answer some API requests 503 or 429, delay
- * them, or commit an ingestion and then drop the connection, so that a client's retries
- * (and their idempotency) can be tested against the real API.
+ * them, commit an ingestion and then drop the connection, or keep accepted ingestions pending
+ * for a while, so that a client's retries (and their idempotency) and its tracking of
+ * ingestions can be tested against the real API.
  *
  * The spec is a comma list of `key=value` entries, e.g.
  * `5xx=0.05,429=0.02,retry-after=1,latency=5-20ms,drop=0.01,max-body=1mb,seed=7`:
@@ -12,6 +13,10 @@
  * | `429=RATE`         | that fraction is answered 429 `rate_limited` with `Retry-After`, not run    |
  * | `retry-after=N`    | the `Retry-After` seconds of injected 429s (default 1)                      |
  * | `latency=MS`       | delay before each API request is handled; `MIN-MAX` for a uniform range     |
+ * | `processing=MS`    | each accepted ingestion stays `queued`/`processing` at least that long      |
+ * |                    | after its acceptance; `MIN-MAX` for a uniform range. Held with the          |
+ * |                    | ingestion in the store, so every server on a shared database honours it;    |
+ * |                    | a dataset's ingestions are still applied in the order they were accepted    |
  * | `drop=RATE`        | that fraction of `POST .../data` is run and committed, then the connection  |
  * |                    | is destroyed without an answer                                              |
  * | `max-body=SIZE`    | body limit (413) in bytes, or with a `kb`/`mb` suffix (1024-based)          |
@@ -20,7 +25,9 @@
  *
  * RATE is a number from 0 to 1; `5xx` and `429` come from one draw per request, so together
  * they may not exceed 1. Faults apply to the API routes (`/v1/...`, `/v2/...`) only, never
- * to `/openapi.json` or `/docs`.
+ * to `/openapi.json` or `/docs`. `processing` is not a fault of requests: the ingest requests
+ * are answered as ever (on the server's fast route too), their ingestions just end later;
+ * its delays come from a random source of their own (seeded by `seed` too).
  *
  * @since 0.1.0
  */
@@ -28,8 +35,9 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { failWith } from "./request.js"
+import { Store } from "./store/Store.js"
 
 /**
  * The faults a server injects; every field is optional and absent means "none".
@@ -45,6 +53,8 @@ export interface FaultSpec {
   readonly retryAfterSeconds?: number
   /** `latency=MIN-MAXms`: delay (uniform in the range) before each API request is handled. */
   readonly latencyMs?: { readonly min: number; readonly max: number }
+  /** `processing=MIN-MAXms`: time (uniform in the range) an accepted ingestion stays pending at least. */
+  readonly processingMs?: { readonly min: number; readonly max: number }
   /** `drop=RATE`: fraction of ingest requests that are committed, then left unanswered. */
   readonly dropRate?: number
   /** `max-body=SIZE`: the body limit in bytes; overrides `ServerOptions.maxBodyBytes`. */
@@ -55,7 +65,7 @@ export interface FaultSpec {
   readonly after?: number
 }
 
-const keys = ["5xx", "429", "retry-after", "latency", "drop", "max-body", "seed", "after"] as const
+const keys = ["5xx", "429", "retry-after", "latency", "processing", "drop", "max-body", "seed", "after"] as const
 type Key = typeof keys[number]
 
 const rate = (key: Key, value: string): Either.Either<number, string> => {
@@ -68,14 +78,14 @@ const count = (key: Key, value: string, what: string): Either.Either<number, str
   return Number.isSafeInteger(n) ? Either.right(n) : Either.left(`${key} must be ${what}, got "${value}"`)
 }
 
-const latency = (value: string): Either.Either<{ min: number; max: number }, string> => {
+const milliseconds = (key: Key, value: string): Either.Either<{ min: number; max: number }, string> => {
   const match = /^(\d+)(?:-(\d+))?(?:ms)?$/i.exec(value)
   if (match === null) {
-    return Either.left(`latency must be milliseconds ("20", "20ms") or a range ("5-20ms"), got "${value}"`)
+    return Either.left(`${key} must be milliseconds ("20", "20ms") or a range ("5-20ms"), got "${value}"`)
   }
   const min = Number(match[1])
   const max = match[2] === undefined ? min : Number(match[2])
-  return min <= max ? Either.right({ min, max }) : Either.left(`latency range must not end below its start, got "${value}"`)
+  return min <= max ? Either.right({ min, max }) : Either.left(`${key} range must not end below its start, got "${value}"`)
 }
 
 const sizeUnits: Record<string, number> = { "": 1, b: 1, kb: 1024, mb: 1024 * 1024 }
@@ -127,7 +137,9 @@ export const parseFaults = (spec: string): Either.Either<FaultSpec, string> => {
         case "after":
           return Either.map(count("after", value, "a number of requests"), (n) => void (result.after = n))
         case "latency":
-          return Either.map(latency(value), (range) => void (result.latencyMs = range))
+          return Either.map(milliseconds("latency", value), (range) => void (result.latencyMs = range))
+        case "processing":
+          return Either.map(milliseconds("processing", value), (range) => void (result.processingMs = range))
         case "max-body":
           return Either.map(size(value), (n) => void (result.maxBodyBytes = n))
       }
@@ -150,10 +162,9 @@ export const formatFaults = (spec: FaultSpec): string => {
   if (spec.serverErrorRate !== undefined) parts.push(`5xx=${spec.serverErrorRate}`)
   if (spec.rateLimitRate !== undefined) parts.push(`429=${spec.rateLimitRate}`)
   if (spec.retryAfterSeconds !== undefined) parts.push(`retry-after=${spec.retryAfterSeconds}`)
-  if (spec.latencyMs !== undefined) {
-    const { max, min } = spec.latencyMs
-    parts.push(`latency=${min === max ? min : `${min}-${max}`}ms`)
-  }
+  const range = ({ max, min }: { readonly min: number; readonly max: number }) => `${min === max ? min : `${min}-${max}`}ms`
+  if (spec.latencyMs !== undefined) parts.push(`latency=${range(spec.latencyMs)}`)
+  if (spec.processingMs !== undefined) parts.push(`processing=${range(spec.processingMs)}`)
   if (spec.dropRate !== undefined) parts.push(`drop=${spec.dropRate}`)
   if (spec.maxBodyBytes !== undefined) parts.push(`max-body=${spec.maxBodyBytes}`)
   if (spec.seed !== undefined) parts.push(`seed=${spec.seed}`)
@@ -176,6 +187,46 @@ export const seededRandom = (seed: number): () => number => {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
+
+/**
+ * Whether the spec acts on requests: anything but `processing` and `seed`. An empty spec
+ * counts (it runs every request through the API, with no fault), so that only a spec of
+ * `processing` alone leaves the server's fast ingest route in place.
+ *
+ * @since 0.1.0
+ */
+export const actsOnRequests = (spec: FaultSpec): boolean =>
+  spec.processingMs === undefined ||
+  Object.entries(spec).some(([key, value]) => value !== undefined && key !== "processingMs" && key !== "seed")
+
+/**
+ * `processing=MIN-MAXms` over a store: every ingestion it accepts gets a delay drawn
+ * uniformly from the range (from a random source of its own, seeded by `seed` when given),
+ * which the store keeps with the ingestion and its workers honour.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const delayedProcessing = (
+  range: { readonly min: number; readonly max: number },
+  seed: number | undefined
+): Layer.Layer<Store, never, Store> =>
+  Layer.effect(
+    Store,
+    Effect.map(Store, (store) => {
+      // Not the request faults' sequence: adding `processing` to a spec keeps their draws.
+      const random = seed === undefined ? Math.random : seededRandom(seed ^ 0x5bd1e995)
+      return {
+        ...store,
+        createIngestion: (input, records) =>
+          store.createIngestion({
+            datasetId: input.datasetId,
+            initiatedBy: input.initiatedBy,
+            processingDelayMillis: range.min + Math.floor(random() * (range.max - range.min + 1))
+          }, records)
+      }
+    })
+  )
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")

@@ -33,7 +33,7 @@ import { FrontServer } from "./internal/front.js"
 import { makeIngestRoute } from "./internal/ingestRoute.js"
 import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./internal/decodeError.js"
 import { CurrentRequestId, failWith, newRequestId } from "./request.js"
-import { type FaultSpec, makeInjector } from "./faults.js"
+import { actsOnRequests, delayedProcessing, type FaultSpec, makeInjector } from "./faults.js"
 import { defaultWorkerOptions, type WorkerOptions, workersLayer } from "./services/ingestions.js"
 import * as MemoryStore from "./store/memory.js"
 import { Store, type StoreError } from "./store/Store.js"
@@ -116,7 +116,7 @@ const toWireError = (cause: Cause.Cause<unknown>, url: string): Effect.Effect<ne
 const errorEnvelopes = (maxBodyBytes: number, faults: FaultSpec | undefined) =>
   HttpApiBuilder.middleware(TributaryApi, Effect.map(Store, (store) => {
     // One injector (random source, request count) per server.
-    const inject = faults === undefined ? undefined : makeInjector(faults)
+    const inject = faults === undefined || !actsOnRequests(faults) ? undefined : makeInjector(faults)
     return (app: HttpApp.Default): HttpApp.Default<never> =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         // node's own headers: the request's `headers` getter copies them all on every read.
@@ -241,17 +241,28 @@ const nodeServer = (options: ServerOptions) =>
 
 /**
  * The ingest routes served in front of the API (`internal/ingestRoute.ts`: the server's hot
- * path, at a fraction of an HttpApi route's cost). Not while faults are injected: those apply
- * to every API request, so everything goes through the API then.
+ * path, at a fraction of an HttpApi route's cost). Not while faults act on requests: those apply
+ * to every API request, so everything goes through the API then. `processing` alone does not:
+ * it delays the ingestions, wherever they were accepted (`storeOf`).
  */
 const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
-  options.faults !== undefined ? Layer.empty : Layer.effectDiscard(
+  options.faults !== undefined && actsOnRequests(options.faults) ? Layer.empty : Layer.effectDiscard(
     Effect.gen(function*() {
       const front = yield* Front
       const runtime = yield* Effect.runtime<Store>()
       front.ingestRoute = makeIngestRoute(runtime)
     })
   )
+
+/**
+ * The store of the options (memory unless given), with the `processing` fault's delays given to
+ * the ingestions it accepts, on every route. Without the fault, the store itself.
+ */
+const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<Store, StoreError> => {
+  const store = options.store ?? MemoryStore.layer
+  const processing = options.faults?.processingMs
+  return processing === undefined ? store : Layer.provide(delayedProcessing(processing, options.faults?.seed), store)
+}
 
 /**
  * The reference server listening on `host:port`. The output `HttpServer` tells the bound
@@ -266,7 +277,7 @@ export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(apiLayer(options)),
     Layer.merge(ingestRoute(options)),
-    Layer.provide(options.store ?? MemoryStore.layer),
+    Layer.provide(storeOf(options)),
     Layer.provideMerge(nodeServer(options))
   )
 

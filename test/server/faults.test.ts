@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { formatFaults, parseFaults, type FaultSpec } from "../../src/server/faults.js"
+import { actsOnRequests, delayedProcessing, formatFaults, parseFaults, type FaultSpec } from "../../src/server/faults.js"
+import { type NewIngestion, Store, type StoreService } from "../../src/server/store/Store.js"
 import { runCli, startServe } from "../support/cli.js"
 import { clientFor, rawRequest, serverLayer, ServerUrl } from "../support/server.js"
+import { storeLayer, testStoreKind } from "../support/stores.js"
 
 const parsed = (spec: string): FaultSpec => Either.getOrThrow(parseFaults(spec))
 const problem = (spec: string): string => Either.match(parseFaults(spec), { onLeft: (e) => e, onRight: () => "parsed" })
@@ -30,6 +32,19 @@ const ingestionCount = (client: Client, datasetId: string) =>
 
 const patientClient = (key: string) => clientFor(key, { maxRetries: 40, baseDelay: "1 millis", maxDelay: "5 millis" })
 
+/** The `count` ingestions of a dataset (v2 list items) once every one ended; within 5 s. */
+const pollIngestions = (datasetId: string, count: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 5_000
+    for (;;) {
+      const listed = yield* rawRequest(`/v2/datasets/${datasetId}/ingestions`, { headers: { "x-api-key": "acme-admin" } })
+      const items = listed.body.data.items as ReadonlyArray<{ id: string; status: string; duration: number | null }>
+      if (items.length === count && items.every((i) => i.status !== "queued" && i.status !== "processing")) return items
+      if (Date.now() > deadline) throw new Error(`ingestions did not end: ${JSON.stringify(items)}`)
+      yield* Effect.sleep("10 millis")
+    }
+  })
+
 /** Status codes of `n` sequential `GET /v1/auth/validate-key`. */
 const statuses = (n: number) =>
   Effect.gen(function*() {
@@ -56,6 +71,45 @@ describe("parseFaults", () => {
     expect(formatFaults(parsed("5xx=0.05,latency=5-20ms,max-body=1kb"))).toBe("5xx=0.05,latency=5-20ms,max-body=1024")
     expect(parsed(formatFaults(parsed("429=0.2,retry-after=0,drop=1,seed=9")))).toEqual(parsed("429=0.2,retry-after=0,drop=1,seed=9"))
   })
+
+  it("reads processing like latency: milliseconds or a range", () => {
+    expect(parsed("processing=300ms")).toEqual({ processingMs: { min: 300, max: 300 } })
+    expect(parsed("processing=100-400,seed=3")).toEqual({ processingMs: { min: 100, max: 400 }, seed: 3 })
+    expect(formatFaults(parsed("latency=5ms,processing=100-400ms"))).toBe("latency=5ms,processing=100-400ms")
+    expect(problem("processing=soon")).toContain("processing must be milliseconds")
+    expect(problem("processing=400-100ms")).toContain("processing range must not end below its start")
+  })
+
+  it("processing alone does not act on requests (the fast ingest route stays); anything else, or nothing, does", () => {
+    expect(actsOnRequests(parsed("processing=300ms"))).toBe(false)
+    expect(actsOnRequests(parsed("processing=300ms,seed=1"))).toBe(false)
+    expect(actsOnRequests(parsed("processing=300ms,latency=0"))).toBe(true)
+    expect(actsOnRequests(parsed("processing=300ms,after=5"))).toBe(true)
+    expect(actsOnRequests(parsed("seed=1"))).toBe(true)
+    expect(actsOnRequests({})).toBe(true)
+  })
+
+  it.effect("processing draws each ingestion's delay uniformly from its range, the same ones for the same seed", () =>
+    Effect.gen(function*() {
+      const delaysOf = (range: { min: number; max: number }, seed: number | undefined) => {
+        const seen: Array<number | undefined> = []
+        const recording = Layer.succeed(Store, {
+          createIngestion: (input: NewIngestion) => Effect.sync(() => void seen.push(input.processingDelayMillis))
+        } as unknown as StoreService)
+        return Effect.gen(function*() {
+          const store = yield* Store
+          for (let i = 0; i < 200; i++) yield* store.createIngestion({ datasetId: "d", initiatedBy: { id: 1, name: "Ada" } }, [])
+          return seen as Array<number>
+        }).pipe(Effect.provide(Layer.provide(delayedProcessing(range, seed), recording)))
+      }
+      const first = yield* delaysOf({ min: 100, max: 400 }, 7)
+      expect(first.every((delay) => Number.isInteger(delay) && delay >= 100 && delay <= 400)).toBe(true)
+      // Spread over the range: both ends' quarters drawn.
+      expect(first.some((delay) => delay < 175) && first.some((delay) => delay > 325)).toBe(true)
+      expect(yield* delaysOf({ min: 100, max: 400 }, 7)).toEqual(first)
+      expect(yield* delaysOf({ min: 100, max: 400 }, 8)).not.toEqual(first)
+      expect(new Set(yield* delaysOf({ min: 250, max: 250 }, undefined))).toEqual(new Set([250]))
+    }))
 
   it("names the bad entry", () => {
     expect(problem("5xx=2")).toContain("5xx must be a rate between 0 and 1")
@@ -220,6 +274,81 @@ describe("fault injection on the reference server", () => {
         expect(v2.data.valid).toBe(true)
       })
     ))
+
+  it.live("processing=300ms: an ingestion is not terminal at 100 ms, and ends 300 ms after its acceptance (v1, v2; fast route and API)", () =>
+    Effect.forEach(["processing=300ms", "processing=300ms,after=1000"], (faults) =>
+      withFaults(
+        faults,
+        Effect.gen(function*() {
+          const admin = yield* clientFor("acme-admin")
+          const dataset = yield* ordersDataset(admin)
+          const v1 = yield* admin.v1.v1Datasets.ingest({ path: { datasetId: dataset.id }, payload: { records: [{ id: 1 }] }, headers: {} })
+          const v2 = (yield* rawRequest(`/v2/datasets/${dataset.id}/data`, post("acme-admin", { records: [{ id: 2 }] }))).body
+          const accepted = performance.now()
+          yield* Effect.sleep("100 millis")
+          const early = yield* admin.v1.v1Datasets.getIngestion({ path: { datasetId: dataset.id, ingestionId: v1.ingestionId } })
+          expect(early.status).toBe("processing")
+          const listed = (yield* rawRequest(`/v2/datasets/${dataset.id}/ingestions`, { headers: { "x-api-key": "acme-admin" } })).body
+          expect(listed.data.items.map((i: { status: string }) => i.status)).toEqual(["queued", "queued"])
+          expect(performance.now() - accepted).toBeLessThan(300)
+          const ended = yield* pollIngestions(dataset.id, 2)
+          expect(ended.map((i) => i.id).sort()).toEqual([v1.ingestionId, v2.data.ingestionId].sort())
+          for (const ingestion of ended) {
+            expect(ingestion.status).toBe("success")
+            // Acceptance to end: the delay at least; then soon (the bound leaves room for a loaded machine).
+            expect(ingestion.duration).toBeGreaterThanOrEqual(300)
+            expect(ingestion.duration).toBeLessThan(2_000)
+          }
+        })
+      ), { discard: true }))
+
+  it.live("processing=MIN-MAX: each ingestion (of datasets of their own) ends within the range after its acceptance", () =>
+    withFaults(
+      "processing=150-450ms,seed=4",
+      Effect.gen(function*() {
+        const admin = yield* clientFor("acme-admin")
+        const durations: Array<number> = []
+        const datasets: Array<string> = []
+        for (let i = 0; i < 8; i++) {
+          const dataset = yield* ordersDataset(admin)
+          yield* admin.v1.v1Datasets.ingest({ path: { datasetId: dataset.id }, payload: { records: [{ id: i }] }, headers: {} })
+          datasets.push(dataset.id)
+        }
+        for (const datasetId of datasets) durations.push((yield* pollIngestions(datasetId, 1))[0]!.duration!)
+        for (const duration of durations) {
+          expect(duration).toBeGreaterThanOrEqual(150)
+          expect(duration).toBeLessThan(450 + 400)
+        }
+        // Drawn, not fixed: the seed's eight delays spread over the range.
+        expect(Math.max(...durations) - Math.min(...durations)).toBeGreaterThanOrEqual(100)
+      })
+    ))
+
+  it.live("an idle worker waits for a delayed ingestion to come due without spinning", () =>
+    Effect.gen(function*() {
+      let claims = 0
+      const counting = Layer.effect(
+        Store,
+        Effect.map(Store, (store): StoreService => ({
+          ...store,
+          claimIngestions: (owner, leaseMillis, max) => Effect.suspend(() => (claims++, store.claimIngestions(owner, leaseMillis, max)))
+        }))
+      ).pipe(Layer.provide(storeLayer(testStoreKind())))
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const admin = yield* clientFor("acme-admin")
+          const dataset = yield* ordersDataset(admin)
+          const before = claims
+          yield* admin.v1.v1Datasets.ingest({ path: { datasetId: dataset.id }, payload: { records: [{ id: 1 }] }, headers: {} })
+          const [ended] = yield* pollIngestions(dataset.id, 1)
+          expect(ended!.duration).toBeGreaterThanOrEqual(600)
+          // Woken by the new ingestion, then when it came due (and by the 1 s look of the
+          // Postgres store's workers): a handful of claims, not one per turn of the event loop.
+          expect(claims - before).toBeLessThanOrEqual(6)
+        }),
+        serverLayer({ faults: parsed("processing=600ms"), store: counting })
+      )
+    }))
 
   it.live("max-body sets the body limit", () =>
     withFaults(

@@ -65,6 +65,41 @@ const newDataset = async (server: RunningServer) => {
 const ingestionsOf = async (server: RunningServer, datasetId: string) =>
   (await call(server, `/v2/datasets/${datasetId}/ingestions?pageSize=100`)).body.data
 
+/**
+ * Posts `count` ingestions of a few keys to `servers` in turn, each once the one before was
+ * accepted; then every ingestion must have succeeded, none ended before one accepted before it
+ * (acceptance + duration), and the rows must be each key's last record.
+ */
+const expectOrder = async (servers: ReadonlyArray<RunningServer>, count: number) => {
+  const { datasetId } = await newDataset(servers[0]!)
+  const last = new Map<string, { id: string; v: number }>()
+  const ids: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    // Keys k0..k6, three or four per ingestion, one of them twice (the later one counts).
+    const batch = [0, 1, 2].map((r) => ({ id: `k${(i * 3 + r * 2) % 7}`, v: i * 10 + r }))
+    batch.push({ id: batch[0]!.id, v: i * 10 + 9 })
+    for (const record of batch) last.set(record.id, record)
+    const answer = await call(servers[i % servers.length]!, `/v1/datasets/${datasetId}/data`, { method: "POST", body: { records: batch } })
+    expect(answer.status).toBe(200)
+    ids.push(answer.body.ingestionId)
+  }
+  const reader = servers[servers.length - 1]!
+  const listAll = async () => {
+    const items: Array<{ id: string; status: string; initiatedAt: string; duration: number }> = []
+    for (let page = 0; page * 100 < count; page++) {
+      items.push(...(await call(reader, `/v2/datasets/${datasetId}/ingestions?pageSize=100&page=${page}`)).body.data.items)
+    }
+    return items.reverse()
+  }
+  const ended = await until(listAll, (items) => items.length === count && items.every((i) => i.status === "success"), 15_000)
+  expect(ended.map((i) => i.id)).toEqual(ids)
+  const endTimes = ended.map((i) => Date.parse(i.initiatedAt) + i.duration)
+  const overtaken = endTimes.findIndex((end, i) => i > 0 && end < endTimes[i - 1]!)
+  expect(overtaken, `ingestion ${overtaken} ended before the one accepted before it`).toBe(-1)
+  const rows = await call(reader, `/v2/datasets/${datasetId}/data?sortBy=id&sortOrder=asc&pageSize=100`)
+  expect(rows.body.data.items).toEqual([...last.values()].sort((x, y) => x.id.localeCompare(y.id)))
+}
+
 describe("several serve processes on one Postgres database (real processes)", () => {
   let a: RunningServer
   let b: RunningServer
@@ -156,6 +191,16 @@ describe("several serve processes on one Postgres database (real processes)", ()
     const accounts = await call(a, "/v1/accounts")
     expect(accounts.body.accounts.map((x: { name: string }) => x.name)).toEqual(["Acme", "Client Co"])
   }, 60_000)
+
+  it("ingestions of overlapping keys, accepted by both in turn, apply in acceptance order (4 workers each)", async () => {
+    await expectOrder([a, b], 150)
+  }, 30_000)
+
+  it("so they do with random processing delays (--faults processing=0-200ms) on both", async () => {
+    const delayed = await Promise.all([1, 2].map((seed) => startServe(serveArgs(databaseUrl(), ["--faults", `processing=0-200ms,seed=${seed}`]))))
+    started.push(...delayed)
+    await expectOrder(delayed, 40)
+  }, 30_000)
 
   it("--workers 0 without --database-url is a usage error", async () => {
     const finished = await runCli(["serve", "--port", "0", "--workers", "0"])

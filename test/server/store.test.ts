@@ -174,7 +174,7 @@ const conformance = (kind: StoreKind) =>
         expect(source.lastActivityAt).toBe(detail.activity!.lastIngestionAt)
       })))
 
-    it.effect("a dataset's activity: the latest ingestion's status, and the newest success even when an older one ends later", () =>
+    it.effect("a dataset's activity: the latest ingestion's status, and its newest success", () =>
       run(Effect.gen(function*() {
         const { dataSource, org, store } = yield* world
         const dataset = yield* store.createDataset(newDataset(org.id, dataSource.id, "orders"))
@@ -182,17 +182,16 @@ const conformance = (kind: StoreKind) =>
         const older = yield* accept(1)
         yield* TestClock.adjust("1 second")
         const newer = yield* accept(2)
-        const first = Option.getOrThrow(yield* claimOne(store, "a", 30_000))
-        const second = Option.getOrThrow(yield* claimOne(store, "b", 30_000))
-        expect([first.ingestion.id, second.ingestion.id]).toEqual([older.id, newer.id])
-        yield* completeOne(store, first)
+        const [first, second] = yield* store.claimIngestions("a", 30_000, 2)
+        expect([first!.ingestion.id, second!.ingestion.id]).toEqual([older.id, newer.id])
+        yield* completeOne(store, first!)
         expect(Option.getOrThrow(yield* store.dataset(dataset.id)).activity).toEqual({
           lastIngestionId: newer.id,
           lastIngestionAt: newer.initiatedAt,
           lastStatus: "processing",
           lastSuccessAt: older.initiatedAt
         })
-        yield* completeOne(store, second)
+        yield* completeOne(store, second!)
         expect(Option.getOrThrow(yield* store.dataset(dataset.id)).activity).toMatchObject({
           lastStatus: "success",
           lastSuccessAt: newer.initiatedAt
@@ -304,6 +303,73 @@ const conformance = (kind: StoreKind) =>
         expect({ rowCount: stored.rowCount, size: stored.size }).toEqual({ rowCount: 3, size: second.datasetStats!.size })
         expect(Option.getOrThrow(yield* store.ingestion(b1.id)).status).toBe("queued")
         expect((yield* store.claimIngestions("w", 30_000, 10)).map((c) => c.ingestion.id)).toEqual([b1.id])
+      })))
+
+    it.effect("a dataset's ingestions are taken in acceptance order: a later one waits while an earlier one is held", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const x = yield* store.createDataset(newDataset(org.id, dataSource.id, "x"))
+        const y = yield* store.createDataset(newDataset(org.id, dataSource.id, "y"))
+        const accept = (datasetId: string, records: ReadonlyArray<unknown>) =>
+          store.createIngestion({ datasetId, initiatedBy: { id: 1, name: "Ada" } }, records)
+        const x1 = yield* accept(x.id, [{ id: "k", n: 1 }])
+        const x2 = yield* accept(x.id, [{ id: "k", n: 2 }])
+        const y1 = yield* accept(y.id, [{ id: "k", n: 1 }])
+        expect(Option.getOrThrow(yield* claimOne(store, "a", 30_000)).ingestion.id).toBe(x1.id)
+        // x2 waits for x1 (held by "a"), whoever asks; another dataset goes on.
+        expect(Option.getOrThrow(yield* claimOne(store, "b", 30_000)).ingestion.id).toBe(y1.id)
+        expect(Option.isNone(yield* claimOne(store, "c", 30_000))).toBe(true)
+        expect(Option.getOrThrow(yield* store.ingestion(x2.id)).status).toBe("queued")
+      })))
+
+    it.effect("a completion never applies an ingestion while one accepted before it is pending, and requeues it", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const dataset = yield* store.createDataset(newDataset(org.id, dataSource.id, "orders"))
+        const accept = (n: number) => store.createIngestion({ datasetId: dataset.id, initiatedBy: { id: 1, name: "Ada" } }, [{ id: "k", n }])
+        const first = yield* accept(1)
+        const second = yield* accept(2)
+        const [a1, a2] = yield* store.claimIngestions("a", 1_000, 2)
+        // "a" is slow: its lease runs out, "b" takes the first one again (and only it).
+        yield* TestClock.adjust("2 seconds")
+        const [b1, more] = yield* store.claimIngestions("b", 30_000, 1)
+        expect([b1?.ingestion.id, more]).toEqual([first.id, undefined])
+        // "a" still holds the second, but the first is pending: nothing of it is written.
+        expect(yield* completeOne(store, a2!)).toBe(false)
+        expect(Option.getOrThrow(yield* store.ingestion(second.id)).status).toBe("queued")
+        // Nor the whole batch: its first claim is lost, so the rest waits too.
+        expect(yield* store.completeIngestions([a1!, a2!], (d, c) => decideIngestion(d, c.records))).toEqual([])
+        expect((yield* store.rows(dataset.id, all)).items).toEqual([])
+        expect(yield* completeOne(store, b1!)).toBe(true)
+        const [b2] = yield* store.claimIngestions("b", 30_000, 10)
+        expect(b2?.ingestion.id).toBe(second.id)
+        expect(yield* completeOne(store, b2!)).toBe(true)
+        expect((yield* store.rows(dataset.id, all)).items).toEqual([{ id: "k", n: 2 }])
+      })))
+
+    it.effect("a processing delay: not taken before it is due; later ones of its dataset wait for it, others do not", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const x = yield* store.createDataset(newDataset(org.id, dataSource.id, "x"))
+        const y = yield* store.createDataset(newDataset(org.id, dataSource.id, "y"))
+        const accept = (datasetId: string, n: number, processingDelayMillis?: number) =>
+          store.createIngestion({ datasetId, initiatedBy: { id: 1, name: "Ada" }, processingDelayMillis }, [{ id: "k", n }])
+        const slow = yield* accept(x.id, 1, 300)
+        const quick = yield* accept(x.id, 2, 0)
+        yield* TestClock.adjust("100 millis")
+        const other = yield* accept(y.id, 1, 50)
+        expect(Option.isNone(yield* claimOne(store, "a", 30_000))).toBe(true)
+        yield* TestClock.adjust("50 millis")
+        expect((yield* store.claimIngestions("a", 30_000, 10)).map((c) => c.ingestion.id)).toEqual([other.id])
+        yield* TestClock.adjust("149 millis")
+        expect(Option.isNone(yield* claimOne(store, "b", 30_000))).toBe(true)
+        expect(Option.getOrThrow(yield* store.ingestion(quick.id)).status).toBe("queued")
+        yield* TestClock.adjust("1 millis")
+        const claims = yield* store.claimIngestions("b", 30_000, 10)
+        expect(claims.map((c) => c.ingestion.id)).toEqual([slow.id, quick.id])
+        expect(yield* store.completeIngestions(claims, (d, c) => decideIngestion(d, c.records))).toEqual([slow.id, quick.id])
+        expect((yield* store.rows(x.id, all)).items).toEqual([{ id: "k", n: 2 }])
+        expect(Option.getOrThrow(yield* store.ingestion(slow.id)).duration).toBe(300)
       })))
 
     it.effect("claims go oldest first; a failed ingestion keeps its reason; purge ends queued ones as purged", () =>

@@ -14,7 +14,7 @@
  *
  * The body comes checked by the front (`front.ts`: size, media type, UTF-8, depth; a record
  * nested too deep already cut out and replaced by a stand-in that the ingestion rejects alone). A query string is left to the API; so is everything
- * while faults are injected (the route is not set then).
+ * while faults act on requests (the route is not set then; see `http.ts`).
  *
  * @since 0.1.0
  */

@@ -8,6 +8,12 @@
  * complete them: rows written (primary-key upsert), counts and per-record problems stored, in
  * one store step.
  *
+ * A dataset's ingestions are applied in the order they were accepted (API-DECISIONS.md,
+ * "Order"), and the stores keep that, not the workers: a claim takes a dataset's oldest pending
+ * ingestions only while none of them is held, and a completion ends none while one accepted
+ * before it is pending. So one batch of a dataset is in flight at a time, whichever worker or
+ * process holds it; workers work on several datasets at once.
+ *
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
@@ -166,7 +172,8 @@ export interface WorkerOptions {
 
 /**
  * One server process's workers: at 1 for the memory store (one thread does the work either
- * way); a shared store gains from a few, each waiting on the database in turn.
+ * way); a shared store gains from a few, each waiting on the database in turn (on different
+ * datasets: a dataset's batches go one at a time).
  *
  * @since 0.1.0
  */

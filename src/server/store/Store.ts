@@ -393,6 +393,12 @@ export interface Ingestion {
   readonly failure: string | null
 }
 
+/** @since 0.1.0 */
+export interface NewIngestion extends Pick<Ingestion, "datasetId" | "initiatedBy"> {
+  /** Milliseconds after acceptance before a worker may take it; none when absent. */
+  readonly processingDelayMillis?: number | undefined
+}
+
 /**
  * An ingestion a worker holds under a lease: no other worker takes it until the lease ends.
  *
@@ -718,9 +724,13 @@ export interface StoreService {
   readonly deleteMetric: (id: string) => Effect.Effect<void, StoreError>
 
   // Ingestions: recorded with their records, claimed by workers under a lease, completed once.
-  /** Records an accepted ingestion (`queued`) with the records it carries. */
+  /**
+   * Records an accepted ingestion (`queued`) with the records it carries. With
+   * `processingDelayMillis`, no worker takes it until that long after its acceptance (the
+   * `processing` fault).
+   */
   readonly createIngestion: (
-    input: Pick<Ingestion, "datasetId" | "initiatedBy">,
+    input: NewIngestion,
     records: ReadonlyArray<unknown>
   ) => Effect.Effect<Ingestion, StoreError>
   readonly ingestion: (id: string) => Effect.Effect<Option.Option<Ingestion>, StoreError>
@@ -731,9 +741,12 @@ export interface StoreService {
     datasetId: string
   ) => Effect.Effect<ReadonlyArray<Pick<Ingestion, "status" | "initiatedAt" | "duration">>, StoreError>
   /**
-   * Takes the oldest queued ingestion (or one whose worker's lease ran out) for `owner`, and up
-   * to `max - 1` more of the same dataset, oldest first, marking them `processing` until
-   * `leaseMillis` from now. Empty when none is waiting.
+   * Takes ingestions of one dataset for `owner`, marking them `processing` until `leaseMillis`
+   * from now: the oldest pending ingestion of a dataset, when it is queued (or its worker's
+   * lease ran out) and due, and the pending ones after it while they are too, up to `max`, in
+   * acceptance order. A dataset whose oldest pending ingestion is held or not yet due gives
+   * nothing: its later ones wait for it. Of the datasets that can give, the one whose oldest
+   * waits longest. Empty when none can.
    */
   readonly claimIngestions: (
     owner: string,
@@ -744,8 +757,10 @@ export interface StoreService {
    * Ends claimed ingestions of one dataset, in order, in one step: under the dataset's lock,
    * `decide` checks each one's records against the dataset as the ones before left it; columns
    * and rows are written and each ingestion ends `success` with its own counts. The ids of those
-   * ended; one whose lease was lost (or that is gone, or whose dataset is gone) is left out and
-   * nothing of it is written.
+   * ended. The order of acceptance holds here whatever the claims: the ingestions end only up
+   * to the first one whose lease was lost (or that is gone, or whose dataset is gone), and only
+   * while no ingestion of the dataset accepted before them is still pending; the rest is
+   * left out, nothing of it written, and those still held go back to the queue.
    */
   readonly completeIngestions: (
     claims: ReadonlyArray<ClaimedIngestion>,
@@ -753,7 +768,10 @@ export interface StoreService {
   ) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** Ends a claimed ingestion as `failed` with the reason; false when the lease was lost. */
   readonly failIngestion: (claim: ClaimedIngestion, failure: string) => Effect.Effect<boolean, StoreError>
-  /** Waits until an ingestion may be waiting: one was created, or a lease may have run out. */
+  /**
+   * Waits until an ingestion may be waiting: one was created, one became due, or a lease may
+   * have run out.
+   */
   readonly awaitIngestions: Effect.Effect<void, StoreError>
 
   // Idempotency records.

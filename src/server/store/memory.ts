@@ -86,12 +86,23 @@ class StoredRows implements RowLedger {
 
 const noRows = (): StoredRows => new StoredRows()
 
+/** An ingestion not yet ended, with what its claims need. */
 interface Pending {
+  readonly id: string
+  readonly datasetId: string
   readonly records: ReadonlyArray<unknown>
+  /** No worker takes it before this time (milliseconds); 0 without a `processing` delay. */
+  readonly dueAt: number
+  /** Its place in acceptance order, across datasets. */
+  readonly accepted: number
   /** Set while a worker holds it. */
   owner: string | undefined
   leaseUntil: number
 }
+
+/** Whether a claim at `now` may take it: no live lease on it, and due. */
+const takeable = (entry: Pending, now: number) =>
+  (entry.owner === undefined || entry.leaseUntil <= now) && entry.dueAt <= now
 
 interface IdempotencyEntry {
   readonly fingerprint: string
@@ -141,6 +152,8 @@ export const make = (): Effect.Effect<StoreService> =>
     const storedRows = new Map<string, StoredRows>()
     const ingestions = new Map<string, Ingestion>()
     const pending = new Map<string, Pending>()
+    // Each dataset's pending ingestions in acceptance order; only datasets with some.
+    const queues = new Map<string, Array<Pending>>()
     const idempotency = new Map<string, IdempotencyEntry>()
     const metrics = new Map<string, Metric>()
     const connections = new Map<number, Connection>()
@@ -159,6 +172,7 @@ export const make = (): Effect.Effect<StoreService> =>
     const metricKeys = counter()
     const connectionIds = counter()
     const activityIds = counter()
+    const acceptance = counter()
 
     const ofOrganization = <A extends { readonly organizationId: number }>(items: Iterable<A>, organizationId: number) =>
       [...items].filter((a) => a.organizationId === organizationId)
@@ -186,6 +200,7 @@ export const make = (): Effect.Effect<StoreService> =>
           pending.delete(ingestion.id)
         }
       }
+      queues.delete(id)
     }
 
     const purge = (id: string) => {
@@ -193,13 +208,16 @@ export const make = (): Effect.Effect<StoreService> =>
       if (dataset === undefined) return
       storedRows.set(id, noRows())
       datasets.set(id, { ...dataset, rowCount: 0, size: 0 })
-      for (const [ingestionId, entry] of pending) {
-        const ingestion = ingestions.get(ingestionId)
-        if (ingestion?.datasetId === id && entry.owner === undefined) {
-          pending.delete(ingestionId)
-          setIngestion({ ...ingestion, status: "purged" })
-        }
-      }
+      const queue = queues.get(id)
+      if (queue === undefined) return
+      const held = queue.filter((entry) => {
+        if (entry.owner !== undefined) return true
+        pending.delete(entry.id)
+        setIngestion({ ...ingestions.get(entry.id)!, status: "purged" })
+        return false
+      })
+      if (held.length === 0) queues.delete(id)
+      else queues.set(id, held)
     }
 
     /**
@@ -249,7 +267,13 @@ export const make = (): Effect.Effect<StoreService> =>
 
     const finish = (claim: ClaimedIngestion, now: number, patch: Partial<Ingestion>) => {
       const ingestion = ingestions.get(claim.ingestion.id)!
+      const entry = pending.get(ingestion.id)!
       pending.delete(ingestion.id)
+      const queue = queues.get(entry.datasetId)!
+      // Nearly always the first: ingestions end in acceptance order (a failed one may not).
+      if (queue[0] === entry) queue.shift()
+      else queue.splice(queue.indexOf(entry), 1)
+      if (queue.length === 0) queues.delete(entry.datasetId)
       setIngestion({ ...ingestion, ...patch, duration: Math.max(0, now - Date.parse(ingestion.initiatedAt)) })
     }
 
@@ -633,7 +657,20 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const ingestion = newIngestion(input, records, now)
           ingestions.set(ingestion.id, ingestion)
-          pending.set(ingestion.id, { records, owner: undefined, leaseUntil: 0 })
+          const delay = input.processingDelayMillis
+          const entry: Pending = {
+            id: ingestion.id,
+            datasetId: ingestion.datasetId,
+            records,
+            dueAt: delay === undefined ? 0 : now + delay,
+            accepted: acceptance(),
+            owner: undefined,
+            leaseUntil: 0
+          }
+          pending.set(ingestion.id, entry)
+          const queue = queues.get(entry.datasetId)
+          if (queue === undefined) queues.set(entry.datasetId, [entry])
+          else queue.push(entry)
           const dataset = datasets.get(input.datasetId)
           if (dataset !== undefined) {
             datasets.set(dataset.id, {
@@ -659,18 +696,20 @@ export const make = (): Effect.Effect<StoreService> =>
         ),
       claimIngestions: (owner, leaseMillis, max) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
+          // The dataset whose oldest pending ingestion can be taken and waits longest; a
+          // dataset whose oldest is held or not due gives nothing (its later ones wait).
+          let queue: Array<Pending> | undefined
+          for (const candidate of queues.values()) {
+            const head = candidate[0]!
+            if (takeable(head, now) && (queue === undefined || head.accepted < queue[0]!.accepted)) queue = candidate
+          }
           const claims: Array<ClaimedIngestion> = []
-          let datasetId: string | undefined
-          // Map order is acceptance order: the oldest first.
-          for (const [id, entry] of pending) {
-            if (claims.length >= max) break
-            if (entry.owner !== undefined && entry.leaseUntil > now) continue
-            const ingestion = ingestions.get(id)!
-            datasetId ??= ingestion.datasetId
-            if (ingestion.datasetId !== datasetId) continue
+          if (queue === undefined) return claims
+          for (const entry of queue) {
+            if (claims.length >= max || !takeable(entry, now)) break
             entry.owner = owner
             entry.leaseUntil = now + leaseMillis
-            const processing: Ingestion = { ...ingestion, status: "processing" }
+            const processing: Ingestion = { ...ingestions.get(entry.id)!, status: "processing" }
             setIngestion(processing)
             claims.push({ ingestion: processing, records: entry.records, owner })
           }
@@ -680,9 +719,11 @@ export const make = (): Effect.Effect<StoreService> =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const completed: Array<string> = []
           for (const claim of claims) {
-            if (!holds(claim)) continue
+            const entry = pending.get(claim.ingestion.id)
+            // In acceptance order: an ingestion ends only as the oldest pending one of its dataset.
+            if (entry?.owner !== claim.owner || queues.get(entry.datasetId)?.[0] !== entry) break
             const dataset = datasets.get(claim.ingestion.datasetId)
-            if (dataset === undefined) continue
+            if (dataset === undefined) break
             const decision = decide(dataset, claim)
             const written = writeRows(decision.rows, dataset.primaryKey, storedRows.get(dataset.id)!)
             const updated: Dataset = {
@@ -705,6 +746,14 @@ export const make = (): Effect.Effect<StoreService> =>
             })
             completed.push(claim.ingestion.id)
           }
+          // Those left out that are still held go back to the queue, to be taken again in order.
+          for (const claim of claims.slice(completed.length)) {
+            if (!holds(claim)) continue
+            const entry = pending.get(claim.ingestion.id)!
+            entry.owner = undefined
+            entry.leaseUntil = 0
+            setIngestion({ ...ingestions.get(entry.id)!, status: "queued" })
+          }
           return Effect.succeed(completed)
         }),
       failIngestion: (claim, failure) =>
@@ -717,7 +766,16 @@ export const make = (): Effect.Effect<StoreService> =>
       // woke it (setImmediate runs after this turn's I/O callbacks), a worker claims many
       // ingestions at once. Woken at once, a worker under load claimed each ingestion alone and
       // then found nothing: 40,021 claims for 20,010 ingestions; now about 8 per claim.
-      awaitIngestions: Effect.zipRight(Queue.take(wakeUp), afterIo),
+      // Woken too when the first ingestion that waits for its `processing` delay is due.
+      awaitIngestions: Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        let due = Infinity
+        for (const queue of queues.values()) {
+          const head = queue[0]!
+          if (head.dueAt > now && head.dueAt < due) due = head.dueAt
+        }
+        const woken = Queue.take(wakeUp)
+        return Effect.zipRight(due === Infinity ? woken : Effect.timeoutOption(woken, due - now), afterIo)
+      }),
 
       once: ({ fingerprint, key, scope, windowMillis }, execute) =>
         Effect.gen(function*() {

@@ -6,12 +6,16 @@
  *   migrations at start-up; start-ups of several processes at once take turns on an advisory
  *   lock.
  * - Lists, rows pages and sorts are queries: filter, sort and page in SQL.
- * - The ingestion queue is the `ingestions` table: a worker claims the oldest queued
- *   ingestion (or one whose lease ran out) with `FOR UPDATE SKIP LOCKED`, and completes it in
- *   one transaction that holds the dataset's row lock and checks the lease is still its own,
- *   so that every accepted ingestion ends exactly once, whichever process finishes it. A new
- *   ingestion is announced with `NOTIFY` (delivered at commit) so that idle workers of every
- *   process wake at once; they also look every second, for leases that ran out.
+ * - The ingestion queue is the `ingestions` table, in `seq` order per dataset (the order of
+ *   acceptance): a worker claims the oldest pending ingestion of a dataset, when it is queued
+ *   (or its lease ran out) and due, with the ones after it, under `FOR UPDATE SKIP LOCKED`;
+ *   a dataset whose oldest pending ingestion is held gives nothing, so one batch of a dataset
+ *   is in flight at a time. It completes them in one transaction that holds the dataset's row
+ *   lock, checks the leases are still its own and that nothing accepted before them is still
+ *   pending, so that every accepted ingestion ends exactly once, in order, whichever process
+ *   finishes it. A new ingestion is announced with `NOTIFY` (delivered at commit) so that
+ *   idle workers of every process wake at once; they also look every second, for leases that
+ *   ran out, and wake when the next delayed ingestion (`processing` fault) comes due.
  * - Idempotency: the claim is an insert into a table keyed by the request's scope, in the
  *   same transaction as the request's own writes. A second request with the same key waits on
  *   the first one's uncommitted row and then reads its answer: never two executions.
@@ -24,7 +28,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { createHash, randomUUID } from "node:crypto"
-import { Clock, Config, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Clock, Config, Effect, Layer, Option, Queue, Redacted, Stream } from "effect"
 import * as Pg from "pg"
 import type { Column, Row } from "../../records.js"
 import type { Principal, Role } from "../../api/security.js"
@@ -371,6 +375,12 @@ export const sortKeyOf = (column: Column, order: "asc" | "desc"): string => {
   return `${value} ${order === "desc" ? "DESC" : "ASC"} NULLS LAST, seq`
 }
 
+/** The items before the first that `keep` refuses. */
+const takeWhile = <A>(items: ReadonlyArray<A>, keep: (a: A) => boolean): ReadonlyArray<A> => {
+  const end = items.findIndex((a) => !keep(a))
+  return end < 0 ? items : items.slice(0, end)
+}
+
 /** The columns of an ingestion without its waiting records. */
 const ingestionColumns = "id, dataset_id, status, initiated_at, initiated_by, duration, counts, dataset_stats, problems, failure"
 
@@ -456,17 +466,43 @@ export const make = Effect.gen(function*() {
 
   const byId = <R, A>(rows: ReadonlyArray<R>, f: (r: R) => A) => Option.map(Option.fromNullable(rows[0]), f)
 
-  const notifyIngestion = sql`SELECT pg_notify(${ingestionChannel}, '')`
+  /**
+   * The payload is `queued <dataset>`, or `delayed <dataset>` for an ingestion that waits for a
+   * `processing` delay. Never empty: the platform's listener passes on no notification without
+   * a payload.
+   */
+  const notifyIngestion = (datasetId: string, delayed: boolean) =>
+    sql`SELECT pg_notify(${ingestionChannel}, ${`${delayed ? "delayed" : "queued"} ${datasetId}`})`
 
-  // Open while an ingestion may be waiting; a worker that finds none closes it and waits.
-  const wakeUp = yield* Effect.makeLatch(false)
+  // A new ingestion wakes one idle worker, not all, and none when a worker of this process works
+  // on its dataset (that one claims again when done; a dataset's batches go one at a time): under
+  // load on one dataset, woken workers would each claim nothing. Announcements while none waits
+  // make one wake-up.
+  const wakeUp = yield* Queue.sliding<void>(1)
+  /** The dataset each worker of this process (by owner) holds a batch of. */
+  const working = new Map<string, string>()
   const scope = yield* Effect.scope
+
+  // Whether a delayed ingestion may be waiting to come due: until a look finds none, and again
+  // once one is announced (`delayedNotices` tells a look whether one was, meanwhile) or a worker
+  // waited a whole second (announcements may be lost). Without delays, workers woken by new
+  // ingestions do not look for the next due time, and idle ones once a second.
+  let delayedMayWait = true
+  let delayedNotices = 0
 
   // Idle workers wake on a NOTIFY from any process, and look every second anyway: leases that
   // ran out announce nothing, and a listening connection that the database dropped hears
   // nothing more (the platform's listener keeps it) until the process restarts.
   yield* sql.listen(ingestionChannel).pipe(
-    Stream.runForEach(() => wakeUp.open),
+    Stream.runForEach((payload) => {
+      const [kind, datasetId] = payload.split(" ")
+      if (kind === "delayed") {
+        delayedMayWait = true
+        delayedNotices++
+      }
+      for (const held of working.values()) if (held === datasetId) return Effect.void
+      return Queue.offer(wakeUp, undefined)
+    }),
     Effect.catchAll((error) => Effect.logDebug(`ingestion listener: ${error.message}`)),
     Effect.zipRight(Effect.sleep("1 second")),
     Effect.forever,
@@ -1045,13 +1081,15 @@ export const make = Effect.gen(function*() {
     createIngestion: (input, records) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const ingestion = newIngestion(input, records, now)
+        const delay = input.processingDelayMillis
         return Effect.as(
           Effect.zipRight(
-            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records)
+            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after)
               VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
-                ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json)`,
+                ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
+                ${delay === undefined ? null : now + delay})`,
             // Inside a transaction (an idempotent request), delivered when it commits.
-            notifyIngestion
+            notifyIngestion(ingestion.datasetId, delay !== undefined)
           ),
           ingestion
         )
@@ -1080,42 +1118,93 @@ export const make = Effect.gen(function*() {
     claimIngestions: (owner, leaseMillis, max) =>
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const until = now + leaseMillis
+        /** Whether a claim may take the ingestion `t` now: no live lease on it, and due. */
+        const takeable = (t: string) => {
+          const i = sql.literal(t)
+          return sql`(${i}.status = 'queued' OR (${i}.status = 'processing' AND ${i}.lease_until < ${now}))
+            AND (${i}.process_after IS NULL OR ${i}.process_after <= ${now})`
+        }
+        // `waiting`: the datasets with pending ingestions, one index probe each (a skip scan);
+        // `heads`: the oldest pending ingestion of each; `first`: the head that can be taken
+        // and waits longest, locked (a claim racing for it skips it, and then its dataset: the
+        // head is the only one of a dataset that can be first); `run`: its dataset's pending
+        // ingestions from it, in order; the claim takes them up to the first it cannot take.
         return Effect.map(
           sql<IngestionRecord & { records: ReadonlyArray<unknown>; seq: number }>`
-            WITH first AS (
-              SELECT dataset_id FROM ingestions
-              WHERE status = 'queued' OR (status = 'processing' AND lease_until < ${now})
-              ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED
+            WITH RECURSIVE waiting(dataset_id) AS (
+              (SELECT dataset_id FROM ingestions WHERE status IN ('queued', 'processing') ORDER BY dataset_id LIMIT 1)
+              UNION ALL
+              SELECT (SELECT i.dataset_id FROM ingestions i
+                WHERE i.status IN ('queued', 'processing') AND i.dataset_id > w.dataset_id ORDER BY i.dataset_id LIMIT 1)
+              FROM waiting w WHERE w.dataset_id IS NOT NULL
+            ), heads AS (
+              SELECT h.id FROM waiting w CROSS JOIN LATERAL (
+                SELECT i.id FROM ingestions i
+                WHERE i.dataset_id = w.dataset_id AND i.status IN ('queued', 'processing') ORDER BY i.seq LIMIT 1
+              ) h
+            ), first AS (
+              SELECT i.dataset_id, i.seq FROM ingestions i
+              WHERE i.id IN (SELECT id FROM heads) AND ${takeable("i")}
+              ORDER BY i.seq LIMIT 1 FOR UPDATE OF i SKIP LOCKED
+            ), run AS (
+              SELECT i.id, i.seq, ${takeable("i")} AS takeable FROM ingestions i JOIN first ON i.dataset_id = first.dataset_id
+              WHERE i.status IN ('queued', 'processing') AND i.seq >= first.seq
+              ORDER BY i.seq LIMIT ${max}
             ), picked AS (
-              SELECT i.id FROM ingestions i JOIN first ON i.dataset_id = first.dataset_id
-              WHERE i.status = 'queued' OR (i.status = 'processing' AND i.lease_until < ${now})
-              ORDER BY i.seq LIMIT ${max} FOR UPDATE OF i SKIP LOCKED
+              SELECT r.id FROM run r WHERE NOT EXISTS (SELECT 1 FROM run b WHERE NOT b.takeable AND b.seq <= r.seq)
             )
             UPDATE ingestions SET status = 'processing', lease_owner = ${owner}, lease_until = ${until}
-            WHERE id IN (SELECT id FROM picked)
+            WHERE id IN (SELECT id FROM picked) AND ${takeable("ingestions")}
             RETURNING ${sql.literal(ingestionColumns)}, records, seq::float8 AS seq`,
-          (rows) =>
-            [...rows].sort((a, b) => a.seq - b.seq).map((r): ClaimedIngestion => ({
+          (rows) => {
+            if (rows.length === 0) working.delete(owner)
+            else working.set(owner, rows[0]!.dataset_id)
+            return [...rows].sort((a, b) => a.seq - b.seq).map((r): ClaimedIngestion => ({
               ingestion: toIngestion(r),
               records: r.records,
               owner
             }))
+          }
         )
       })),
     completeIngestions: (claims, decide) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {
         if (claims.length === 0) return []
         const owner = claims[0]!.owner
-        const held = new Set(
-          (yield* sql<{ id: string }>`SELECT id FROM ingestions
+        const held = new Map(
+          (yield* sql<{ id: string; seq: number }>`SELECT id, seq::float8 AS seq FROM ingestions
             WHERE id IN (SELECT json_array_elements_text(${json(claims.map((c) => c.ingestion.id))}::json)::uuid)
               AND status = 'processing' AND lease_owner = ${owner}
-            FOR UPDATE`).map((r) => r.id)
+            FOR UPDATE`).map((r) => [r.id, r.seq])
         )
-        const mine = claims.filter((claim) => held.has(claim.ingestion.id))
+        // In acceptance order: up to the first claim not held, and the held rest back to the queue.
+        let mine = takeWhile(claims, (claim) => held.has(claim.ingestion.id))
+        const requeue = (ended: ReadonlyArray<ClaimedIngestion>) => {
+          const rest = claims.filter((claim) => held.has(claim.ingestion.id) && !ended.includes(claim))
+          return rest.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE ingestions
+            SET status = 'queued', lease_owner = NULL, lease_until = NULL
+            WHERE id IN (SELECT json_array_elements_text(${json(rest.map((c) => c.ingestion.id))}::json)::uuid)`)
+        }
+        const [record] = mine.length === 0
+          ? []
+          : yield* sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${mine[0]!.ingestion.datasetId}::uuid FOR UPDATE OF d`
+        if (record === undefined) {
+          yield* requeue([])
+          return []
+        }
+        // Under the dataset's lock, which every completion takes: one accepted before the last of
+        // these and still pending (its acceptance committed after the claim's snapshot was taken,
+        // or its claim raced this one) ends first; these end only up to it, the rest is requeued.
+        const last = Math.max(...mine.map((claim) => held.get(claim.ingestion.id)!))
+        const [earlier] = yield* sql<{ seq: number | null }>`SELECT min(seq)::float8 AS seq FROM ingestions
+          WHERE dataset_id = ${record.id}::uuid AND status IN ('queued', 'processing') AND seq < ${last}
+            AND id NOT IN (SELECT json_array_elements_text(${json(mine.map((c) => c.ingestion.id))}::json)::uuid)`
+        if (earlier?.seq != null) {
+          const before = earlier.seq
+          mine = takeWhile(mine, (claim) => held.get(claim.ingestion.id)! < before)
+        }
+        yield* requeue(mine)
         if (mine.length === 0) return []
-        const [record] = yield* sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${mine[0]!.ingestion.datasetId}::uuid FOR UPDATE OF d`
-        if (record === undefined) return []
         let dataset = toDataset(record)
         const decisions = mine.map((claim) => {
           const decision = decide(dataset, claim)
@@ -1190,7 +1279,19 @@ export const make = Effect.gen(function*() {
         yield* finish(claim, sql`status = 'failed', failure = ${failure}`)
         return true
       }))),
-    awaitIngestions: wakeUp.await.pipe(Effect.timeoutOption("1 second"), Effect.zipRight(wakeUp.close)),
+    awaitIngestions: storeCall(Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      let wait = 1_000
+      if (delayedMayWait) {
+        const notices = delayedNotices
+        const [next] = yield* sql<{ due: number | null }>`SELECT min(process_after)::float8 AS due FROM ingestions
+          WHERE status = 'queued' AND process_after IS NOT NULL AND process_after > ${now}`
+        if (next?.due != null) wait = Math.min(wait, next.due - now)
+        else if (delayedNotices === notices) delayedMayWait = false
+      }
+      const woken = yield* Effect.timeoutOption(Queue.take(wakeUp), wait)
+      if (Option.isNone(woken)) delayedMayWait = true
+    })),
 
     once: ({ fingerprint, key, scope, windowMillis }, execute) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {

@@ -216,6 +216,22 @@ const organization = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * Ingestions in acceptance order per dataset, and the `processing` delay: `process_after` is
+ * the time (milliseconds) before which no worker takes an ingestion (null: none). A claim
+ * finds the oldest pending ingestion of each dataset with one probe of the first index per
+ * dataset, and a worker the next one to come due through the second; the index of pending
+ * ingestions in `seq` order alone served the claims before, which took any pending ingestion
+ * of a dataset, and has no reader left.
+ */
+const ingestionOrder = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    sql`ALTER TABLE ingestions ADD COLUMN process_after bigint`,
+    sql`CREATE INDEX ingestions_pending_dataset ON ingestions (dataset_id, seq) WHERE status IN ('queued', 'processing')`,
+    sql`CREATE INDEX ingestions_due ON ingestions (process_after) WHERE status = 'queued' AND process_after IS NOT NULL`,
+    sql`DROP INDEX ingestions_pending`
+  ], { discard: true, concurrency: 1 }))
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
@@ -225,5 +241,6 @@ export const migrations = {
   "2_numeric_ids": numericIds,
   "3_metrics_connections": metrics,
   "4_modifications": modifications,
-  "15_organization": organization
+  "15_organization": organization,
+  "16_ingestion_order": ingestionOrder
 }

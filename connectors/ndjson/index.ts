@@ -13,6 +13,8 @@
  *
  * @since 0.1.0
  */
+import { createHash } from "node:crypto"
+import { open } from "node:fs/promises"
 import { isAscii, isUtf8 } from "node:buffer"
 import { resolve } from "node:path"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -20,7 +22,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Chunk, Data, Effect, Option, Stream } from "effect"
 import type { Source } from "../../src/pipeline/Source.js"
-import type { Position, SourceElement } from "../../src/pipeline/vocabulary.js"
+import type { Position, SourceElement, SourceIdentity } from "../../src/pipeline/vocabulary.js"
 
 /**
  * The one partition of an NDJSON source.
@@ -321,6 +323,7 @@ export const fromFile = (
   options: NdjsonOptions = {}
 ): Source<NdjsonReadError, FileSystem.FileSystem, NdjsonResume> => ({
   name: `ndjson:${resolve(path)}`,
+  identify: (previous) => fileIdentity(path, previous),
   elements: elementsOf(
     (byteOffset) =>
       Stream.unwrap(
@@ -333,7 +336,7 @@ export const fromFile = (
             return yield* Effect.fail(
               new NdjsonReadError({
                 reason: `${path} has ${size} bytes but the checkpoint is at byte ${byteOffset}: the file was replaced or ` +
-                  `truncated since the last run (remove the checkpoint to read it from the start)`
+                  `truncated since the last run (start over with --restart, or remove the checkpoint, to read it from the start)`
               })
             )
           }
@@ -354,6 +357,41 @@ export const fromFile = (
     options
   )
 })
+
+/** How much of a file's start its fingerprint covers (at most). */
+const fingerprintBytes = 64 * 1024
+
+/**
+ * A file's identity: its absolute path and the SHA-1 of its first bytes (as many as were
+ * hashed when the run began, so a file that grew since still matches, one replaced does not).
+ */
+const fileIdentity = (path: string, previous: SourceIdentity | undefined) =>
+  Effect.tryPromise({
+    try: async () => {
+      const absolute = resolve(path)
+      const handle = await open(absolute, "r")
+      try {
+        const { size } = await handle.stat()
+        const wanted = previous?.fingerprint?.bytes ?? Math.min(size, fingerprintBytes)
+        const buffer = Buffer.alloc(wanted)
+        const { bytesRead } = await handle.read(buffer, 0, wanted, 0)
+        const sha1 = createHash("sha1").update(buffer.subarray(0, bytesRead)).digest("hex")
+        // A file shorter than what was hashed cannot be the same file.
+        return {
+          name: `ndjson:${absolute}`,
+          description: `file ${absolute}`,
+          fingerprint: { bytes: wanted, sha1: bytesRead < wanted ? `short:${sha1}` : sha1 }
+        } satisfies SourceIdentity
+      } finally {
+        await handle.close()
+      }
+    },
+    catch: (cause) =>
+      new NdjsonReadError({
+        reason: `cannot read ${path}: ${(cause as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(cause)}`,
+        cause
+      })
+  })
 
 /**
  * NDJSON from any byte stream (stdin, a socket, an HTTP body). It cannot seek, so a

@@ -254,6 +254,11 @@ export interface PostgresSource extends PartitionedSource<PostgresError | Checkp
   /** The dataset schema the result columns map to, with the key as primary key. */
   readonly schema: DatasetSchema
   readonly plan: State.Plan
+  /**
+   * Binds the backfill's current generation to a dataset, before its first batch (so that a
+   * resume into another dataset is refused, and a dataset it created is found again).
+   */
+  readonly bind: (datasetId: string) => Effect.Effect<void, CheckpointError>
   /** The planner's estimate of the rows still to read in this generation. */
   readonly remaining: number
   /**
@@ -472,7 +477,8 @@ export const make = (
                 committed: claimed.committed,
                 cuts: claimed.cuts,
                 checkpoint: claimed.writer,
-                owned: claimed.owned
+                owned: claimed.owned,
+                run: plan.run
               }
               yield* offer({ _tag: "Events", events: Chunk.of({ _tag: "Assigned", assignments: [assignment] }) })
               active++
@@ -508,6 +514,7 @@ export const make = (
       schema: { columns: columns.map((c) => ({ id: c.name, dataType: c.dataType })), primaryKey: options.key },
       plan,
       remaining,
+      bind: state.bind,
       release: state.release,
       ensureFinished: Effect.flatMap(state.unfinished, (n) =>
         n === 0 ? Effect.void : Effect.fail(

@@ -40,6 +40,13 @@ export interface Plan {
   readonly since: { readonly after: string | null; readonly through: string | null } | null
   /** The planner's estimate of the generation's rows. */
   readonly estimate: number
+  /**
+   * The run this generation is (part of its batches' idempotency keys): a new generation is a
+   * fresh run, a resumed one keeps it. Absent in plans written before runs had one.
+   */
+  readonly run?: string | undefined
+  /** The dataset the generation sends to, once bound (`bind`): a resume into another is refused. */
+  readonly destination?: string | undefined
 }
 
 /**
@@ -90,7 +97,11 @@ export type ClaimResult =
  */
 export interface BackfillState {
   /** Loads the current generation, or plans a new one (the first, or the next after a done one). */
-  readonly open: <E>(plan: (previous: Previous | undefined) => Effect.Effect<Omit<Plan, "generation">, E>) => Effect.Effect<Plan, E | CheckpointError>
+  readonly open: <E>(
+    plan: (previous: Previous | undefined) => Effect.Effect<Omit<Plan, "generation" | "run" | "destination">, E>
+  ) => Effect.Effect<Plan, E | CheckpointError>
+  /** Binds the current generation to a dataset, durably, before its first batch is sent. */
+  readonly bind: (datasetId: string) => Effect.Effect<void, CheckpointError>
   readonly claim: Effect.Effect<ClaimResult, CheckpointError>
   /** Partitions of the current generation not done yet. */
   readonly unfinished: Effect.Effect<number, CheckpointError>
@@ -212,7 +223,7 @@ export const file = (path: string, source: string): BackfillState => {
           state = loaded
           return loaded.plan
         }
-        const next = { ...(yield* plan(previous)), generation: (previous?.plan.generation ?? 0) + 1 }
+        const next: Plan = { ...(yield* plan(previous)), generation: (previous?.plan.generation ?? 0) + 1, run: randomUUID() }
         if (previous !== undefined && next.since === null) {
           // Without a since column a done backfill stays done: the same command sends nothing.
           state = loaded
@@ -229,6 +240,11 @@ export const file = (path: string, source: string): BackfillState => {
       const name = partitionName(state!.plan.generation, next.index)
       return { _tag: "Claimed", claimed: holder(next, name, () => Effect.as(save, true)) } as const
     }),
+    bind: (datasetId) =>
+      Effect.suspend(() => {
+        state = { ...state!, plan: { ...state!.plan, destination: datasetId } }
+        return save
+      }),
     committedRows: Effect.sync(() => countCommitted(state!.partitions)),
     unfinished: Effect.sync(() => state!.partitions.filter((p) => !p.done).length),
     renew: Effect.void,
@@ -327,7 +343,7 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
     )
 
   return {
-    open: <E>(make: (previous: Previous | undefined) => Effect.Effect<Omit<Plan, "generation">, E>) =>
+    open: <E>(make: (previous: Previous | undefined) => Effect.Effect<Omit<Plan, "generation" | "run" | "destination">, E>) =>
       locked((client) => {
         const q = (what: string, text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.tryPromise({ try: () => client.query(text, values as Array<unknown>), catch: tableError(what) })
@@ -342,6 +358,8 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
               owner text, lease_until timestamptz,
               PRIMARY KEY (source, generation, partition))`
           )
+          // Tables made before runs had an identity get the columns for it.
+          yield* q("add the run columns", `ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS run text, ADD COLUMN IF NOT EXISTS destination text`)
           const rows = (yield* q(
             "read the plan",
             `SELECT * FROM ${name} WHERE source = $1 AND generation = (SELECT max(generation) FROM ${name} WHERE source = $1)
@@ -353,19 +371,21 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
               generation: rows[0].generation,
               partitions: rows.map((r: any) => ({ index: r.partition, lower: r.lower_key, upper: r.upper_key })),
               since: rows[0].incremental ? { after: rows[0].since_after, through: rows[0].since_through } : null,
-              estimate: rows[0].estimate
+              estimate: rows[0].estimate,
+              run: rows[0].run ?? undefined,
+              destination: rows[0].destination ?? undefined
             },
             done: rows.every((r: any) => r.done)
           }
           if (previous !== undefined && !previous.done) return previous.plan
-          const next: Plan = { ...(yield* make(previous)), generation: (previous?.plan.generation ?? 0) + 1 }
+          const next: Plan = { ...(yield* make(previous)), generation: (previous?.plan.generation ?? 0) + 1, run: randomUUID() }
           if (previous !== undefined && next.since === null) return previous.plan
           yield* q("clear old generations", `DELETE FROM ${name} WHERE source = $1`, [source])
           for (const p of next.partitions) {
             yield* q(
               "write the plan",
-              `INSERT INTO ${name} (source, generation, partition, lower_key, upper_key, incremental, since_after, since_through, estimate)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+              `INSERT INTO ${name} (source, generation, partition, lower_key, upper_key, incremental, since_after, since_through, estimate, run)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
               [
                 source,
                 next.generation,
@@ -375,13 +395,23 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
                 next.since !== null,
                 next.since?.after ?? null,
                 next.since?.through ?? null,
-                next.estimate
+                next.estimate,
+                next.run
               ]
             )
           }
           return next
         })
       }).pipe(Effect.tap((opened) => Effect.sync(() => (plan = opened)))),
+    bind: (datasetId) =>
+      Effect.asVoid(Effect.tap(
+        query("bind the backfill to its dataset", `UPDATE ${name} SET destination = $3 WHERE source = $1 AND generation = $2`, [
+          source,
+          plan!.generation,
+          datasetId
+        ]),
+        () => Effect.sync(() => (plan = { ...plan!, destination: datasetId }))
+      )),
     claim: Effect.gen(function*() {
       const claimed = (yield* query(
         "claim a partition",

@@ -10,11 +10,14 @@ import * as Postgres from "../../connectors/postgres/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
-import { type PipelineConfig, run } from "../pipeline/run.js"
-import { connectionOptions, interruptedExitCode } from "./ingest.js"
+import { fetchSchema, type PipelineConfig, run, SchemaError, topReasons } from "../pipeline/run.js"
+import { compareSchemas } from "../pipeline/Typed.js"
+import { connectionOptions, interruptedExitCode, storedText } from "./ingest.js"
 import {
   concurrencyOption as concurrency,
   maxPendingBytesOption as maxPendingBytes,
+  keyOrderOption as keyOrder,
+  maxDeadLettersOption as maxDeadLetters,
   maxPendingOption as maxPending,
   positiveInteger,
   retriesOption as retries
@@ -34,6 +37,8 @@ export interface BackfillOptions {
   readonly deadLetterPath: string
   readonly concurrency?: PipelineConfig<never, never>["concurrency"]
   readonly maxPending?: PipelineConfig<never, never>["maxPending"]
+  readonly keyOrder?: PipelineConfig<never, never>["keyOrder"]
+  readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
 }
 
 /**
@@ -63,9 +68,9 @@ const formatSeconds = (s: number) => {
  */
 export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
   [
-    `read ${progress.read} ${progress.read === 1 ? "row" : "rows"}: ${progress.accepted} stored, ` +
+    `read ${progress.read} ${progress.read === 1 ? "row" : "rows"}: ${storedText(progress)}, ` +
     `${progress.rejected} rejected by the service, ${progress.deadLettered} dead-lettered in total`,
-    progress.deadLettered > 0 ? `dead letters: ${deadLetters}` : "no dead letters"
+    progress.deadLettered > 0 ? `dead letters: ${deadLetters} (most: ${topReasons(progress.deadLetterReasons)})` : "no dead letters"
   ].join("\n")
 
 /**
@@ -77,7 +82,24 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
   Effect.gen(function*() {
     const source = yield* Postgres.make(options.source)
     let datasetId = options.datasetId
-    if (options.createDataset !== undefined) {
+    const bound = source.plan.destination
+    const generation = `backfill ${source.plan.run === undefined ? "" : `run ${source.plan.run.slice(0, 8)} `}(generation ${source.plan.generation})`
+    if (bound !== undefined) {
+      if (options.createDataset !== undefined) {
+        // The dataset the interrupted (or finished) run created: the same command goes on into it.
+        datasetId = bound
+        yield* Console.log(`resuming ${generation} into dataset ${bound}, which it created`)
+      } else if (datasetId !== bound) {
+        return yield* Effect.fail(
+          new Postgres.PostgresError({
+            reason: `the checkpoint belongs to ${generation} into dataset ${bound}, not into dataset ${datasetId}: ` +
+              `finish it with --dataset ${bound}, or give another --checkpoint (or --checkpoint-table) to backfill into ${datasetId}`
+          })
+        )
+      } else if (source.remaining > 0 || source.plan.partitions.length > 0) {
+        yield* Console.error(`tributary: resuming ${generation} into dataset ${bound}`)
+      }
+    } else if (options.createDataset !== undefined) {
       const created = yield* client.v2.v2Datasets.create({
         payload: {
           name: options.createDataset.name,
@@ -90,12 +112,31 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       datasetId = String(created.data.id)
       yield* Console.log(`created dataset ${datasetId}`)
     }
+    // Recorded before the first batch: a resume finds its dataset, and no other.
+    if (bound === undefined) yield* source.bind(datasetId!)
+    // The table's columns against the dataset's, at once: one message naming every mismatch.
+    const schema = yield* fetchSchema(client, datasetId!)
+    const mismatches = compareSchemas(
+      source.schema.columns.map((column) => ({ ...column, nullable: !source.schema.primaryKey.includes(column.id) })),
+      schema,
+      "the source"
+    )
+    if (mismatches.length > 0) {
+      return yield* Effect.fail(
+        new SchemaError({
+          reason: `the source's columns do not match dataset ${datasetId} in ${mismatches.length} column(s): ${mismatches.join("; ")}`
+        })
+      )
+    }
     const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
       deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
       concurrency: options.concurrency,
       maxPending: options.maxPending,
+      keyOrder: options.keyOrder,
+      maxDeadLetters: options.maxDeadLetters,
+      schema,
       onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
@@ -166,6 +207,8 @@ export const backfillCommand = Command.make(
     concurrency,
     maxPending,
     maxPendingBytes,
+    keyOrder,
+    maxDeadLetters,
     retries,
     createDataset,
     dataSource,
@@ -207,7 +250,9 @@ export const backfillCommand = Command.make(
           : undefined,
         deadLetterPath: options.deadLetter,
         concurrency: options.concurrency,
-        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes }
+        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+        keyOrder: options.keyOrder,
+        maxDeadLetters: options.maxDeadLetters
       }).pipe(
         Effect.provide(Postgres.layer({ url: options.databaseUrl, maxConnections: (Option.getOrUndefined(options.parallel) ?? options.partitions) + 2 })),
         Effect.onInterrupt(() =>

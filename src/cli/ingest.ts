@@ -10,14 +10,17 @@ import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as Checkpoint from "../pipeline/Checkpoint.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
-import type { Progress } from "../pipeline/events.js"
-import { type PipelineConfig, type PipelineError, run } from "../pipeline/run.js"
+import type { PipelineEvent, Progress } from "../pipeline/events.js"
+import { type PipelineConfig, type PipelineError, run, topReasons } from "../pipeline/run.js"
 import {
   concurrencyOption as concurrency,
   datasetOption as dataset,
   maxPendingBytesOption as maxPendingBytes,
+  keyOrderOption as keyOrder,
+  maxDeadLettersOption as maxDeadLetters,
   maxPendingOption as maxPending,
   positiveInteger,
+  restartOption as restart,
   retriesOption as retries
 } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
@@ -50,8 +53,12 @@ export interface IngestNdjson {
   readonly checkpointPath: string | undefined
   readonly concurrency?: PipelineConfig<never, never>["concurrency"]
   readonly maxPending?: PipelineConfig<never, never>["maxPending"]
+  readonly keyOrder?: PipelineConfig<never, never>["keyOrder"]
   readonly maxLineBytes?: number | undefined
   readonly api?: "v1" | "v2" | undefined
+  /** Start over: the checkpoint is ignored and replaced (a fresh run, new keys). */
+  readonly restart?: boolean | undefined
+  readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
 }
 
 /**
@@ -69,7 +76,8 @@ export const ingestNdjson = (
       : Ndjson.fromFile(options.input, { maxLineBytes: options.maxLineBytes })
     const checkpoint = options.checkpointPath === undefined
       ? yield* Checkpoint.memory()
-      : yield* Checkpoint.file(options.checkpointPath)
+      : yield* Checkpoint.file(options.checkpointPath, { restart: options.restart })
+    const display = progressDisplay({ stream: process.stderr })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: options.datasetId, api: options.api },
@@ -77,7 +85,13 @@ export const ingestNdjson = (
       deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
       concurrency: options.concurrency,
       maxPending: options.maxPending,
-      onEvent: progressDisplay({ stream: process.stderr }),
+      keyOrder: options.keyOrder,
+      maxDeadLetters: options.maxDeadLetters,
+      restartHint: options.checkpointPath === undefined
+        ? "give another --checkpoint"
+        : `run with --restart to start over into dataset ${options.datasetId} (or give another --checkpoint)`,
+      onEvent: (event) =>
+        event._tag === "Resumed" ? Console.error(resumedMessage(event, "line", options.checkpointPath)) : display(event),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(endProgress(process.stderr)))
     return progress
@@ -91,8 +105,9 @@ export const ingestNdjson = (
 export const interruptedMessage = (checkpointPath: string | undefined) =>
   checkpointPath === undefined
     ? Effect.succeed(
-      "tributary: interrupted; standard input has no checkpoint: feed the same input again and the service " +
-        "replays the batches it already has"
+      "tributary: interrupted; standard input has no checkpoint: what was delivered is stored, and feeding the same " +
+        "input again is a new run that stores it again (a dataset with a primary key keeps one row per key); to " +
+        "resume instead, save the input to a file and ingest the file"
     )
     : Effect.map(
       Effect.orElseSucceed(Checkpoint.readCheckpointFile(checkpointPath), () => Checkpoint.emptyCheckpoint),
@@ -110,12 +125,48 @@ export const interruptedMessage = (checkpointPath: string | undefined) =>
  */
 export const summarize = (progress: Progress, paths: { readonly deadLetters: string; readonly checkpoint: string | undefined }) =>
   [
-    `read ${progress.read} ${progress.read === 1 ? "line" : "lines"}: ${progress.accepted} stored, ` +
+    `read ${progress.read} ${progress.read === 1 ? "line" : "lines"}: ${storedText(progress)}, ` +
     `${progress.rejected} rejected by the service, ` +
     `${progress.deadLettered} dead-lettered in total`,
-    progress.deadLettered > 0 ? `dead letters: ${paths.deadLetters}` : "no dead letters",
+    progress.deadLettered > 0
+      ? `dead letters: ${paths.deadLetters} (most: ${topReasons(progress.deadLetterReasons)})`
+      : "no dead letters",
     paths.checkpoint === undefined ? "no checkpoint (standard input)" : `checkpoint: ${paths.checkpoint}`
   ].join("\n")
+
+/**
+ * `800 stored, already stored earlier 200`: records the service answered as replays of an
+ * earlier request of this run (sent before a crash) are counted apart.
+ *
+ * @since 0.2.0
+ */
+export const storedText = (progress: Progress) =>
+  progress.replayed === 0
+    ? `${progress.accepted} stored`
+    : `${progress.accepted - progress.replayed} stored, already stored earlier ${progress.replayed} ` +
+      "(resent under the same keys after an interruption; the service replayed them)"
+
+/**
+ * What a resumed run says first: which run, where it stands, what its earlier runs did.
+ *
+ * @since 0.2.0
+ */
+export const resumedMessage = (
+  event: Extract<PipelineEvent, { readonly _tag: "Resumed" }>,
+  unit: "line" | "row",
+  checkpointPath: string | undefined
+) => {
+  const at = Object.values(event.committed).map((position) => position.offset)
+  const where = at.length === 0 ? "nothing committed yet" : at.length === 1 ? `after ${unit} ${at[0]}` : `after ${at.length} partitions' commits`
+  const run = event.run
+  const totals = run?.totals
+  const earlier = totals === undefined
+    ? ""
+    : `; its earlier ${totals.runs === 1 ? "run" : `${totals.runs} runs`} read ${totals.read}, stored ${totals.stored}, ` +
+      `dead-lettered ${totals.deadLettered} (last ended ${totals.endedAt})`
+  return `tributary: resuming ${run === undefined ? "a run" : `run ${run.id.slice(0, 8)} started ${run.startedAt}`} ` +
+    `${where}${checkpointPath === undefined ? "" : ` (${checkpointPath})`}${earlier}; --restart starts over`
+}
 
 const input = Args.text({ name: "FILE|-" }).pipe(Args.withDescription("NDJSON file to send, or - for standard input"))
 const deadLetter = Options.text("dead-letter").pipe(
@@ -150,7 +201,7 @@ export const connectionOptions = {
 /** @since 0.1.0 */
 export const ingestCommand = Command.make(
   "ingest",
-  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, retries, maxLineBytes, ...connectionOptions },
+  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, ...connectionOptions },
   (options) =>
     Effect.gen(function*() {
       const defaults = defaultPaths(options.input)
@@ -166,6 +217,9 @@ export const ingestCommand = Command.make(
         checkpointPath: paths.checkpoint,
         concurrency: options.concurrency,
         maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+        keyOrder: options.keyOrder,
+        maxDeadLetters: options.maxDeadLetters,
+        restart: options.restart,
         maxLineBytes: options.maxLineBytes
       }).pipe(
         Effect.onInterrupt(() =>

@@ -94,3 +94,49 @@ export const retriesOption = Options.integer("retries").pipe(
     `Retries of a failing request (transport errors, 408, 429, 5xx; backoff from 100 ms to 10 s) before the run stops with exit 1 (default ${defaultRetryPolicy.maxRetries})`
   )
 )
+
+/**
+ * `--key-order terminal|accepted`: when a batch stops holding back later batches of the same
+ * primary-key values.
+ *
+ * @since 0.2.0
+ */
+export const keyOrderOption = Options.choice("key-order", ["terminal", "accepted"]).pipe(
+  Options.withDefault("terminal" as const),
+  Options.withDescription(
+    "For a dataset with a primary key, a batch sharing a key value with an earlier batch waits until that one's ingestion is terminal (terminal, the default: safe with any service) or accepted (accepted: for a service that applies a dataset's ingestions in the order it accepted them, as tributary serve does; much faster when neighbouring batches share keys)"
+  )
+)
+
+/**
+ * `--max-dead-letters N|P%`: the run stops (exit 1, after committing what was delivered) once
+ * more records than that are dead-lettered.
+ *
+ * @since 0.2.0
+ */
+export const maxDeadLettersOption = Options.text("max-dead-letters").pipe(
+  Options.withDefault("10%"),
+  Options.mapEffect((text): Effect.Effect<{ readonly count: number } | { readonly ratio: number }, ValidationError.ValidationError> => {
+    const percent = /^([0-9]+(?:\.[0-9]+)?)%$/.exec(text.trim())
+    if (percent !== null && Number(percent[1]) <= 100) return Effect.succeed({ ratio: Number(percent[1]) / 100 })
+    const count = /^[0-9]+$/.exec(text.trim())
+    if (count !== null) return Effect.succeed({ count: Number(text.trim()) })
+    return Effect.fail(ValidationError.invalidValue(HelpDoc.p(
+      `--max-dead-letters must be a count (500) or a share of the records read (10%), got '${text}'`
+    )))
+  }),
+  Options.withDescription(
+    "Stop with exit 1 (after committing what was delivered) once more records than this are dead-lettered: a count, or a share of the records read, checked from the 1,000th record on and at the end (default 10%; 100% never stops)"
+  )
+)
+
+/**
+ * `--restart`: ignore the checkpoint and start a fresh run (new idempotency keys).
+ *
+ * @since 0.2.0
+ */
+export const restartOption = Options.boolean("restart").pipe(
+  Options.withDescription(
+    "Start over: ignore the checkpoint and begin a fresh run (its records are stored again even if an earlier run sent them); the checkpoint is replaced"
+  )
+)

@@ -20,6 +20,7 @@ import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
 import {
   concurrencyOption as concurrency,
   datasetOption as dataset,
+  keyOrderOption as keyOrder,
   maxPendingBytesOption as maxPendingBytes,
   maxPendingOption as maxPending
 } from "./options.js"
@@ -164,6 +165,7 @@ export const sinkCommand = Command.make(
     concurrency,
     maxPending,
     maxPendingBytes,
+    keyOrder,
     drainTimeout,
     metricsPort,
     sessionTimeout,
@@ -218,6 +220,7 @@ export const sinkCommand = Command.make(
         deadLetters,
         concurrency: options.concurrency,
         maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+        keyOrder: options.keyOrder,
         // A long-running member waits out an outage of the service, staying in its group.
         rideOutOutages: true,
         drainTimeout: options.drainTimeout,

@@ -11,9 +11,39 @@
  */
 import { Effect, Ref } from "effect"
 import { readJsonFile, removeStaleTemporaries, writeFileAtomically } from "./internal/files.js"
-import { type BatchCut, CheckpointError, mergeCuts, type Position } from "./vocabulary.js"
+import { type BatchCut, CheckpointError, mergeCuts, type Position, type SourceIdentity } from "./vocabulary.js"
 
 export { type BatchCut, CheckpointError } from "./vocabulary.js"
+
+/**
+ * A run: a job over one source into one destination, from its fresh start to its end, across
+ * any number of resumes. Its `id` is part of every idempotency key of its batches: a resume
+ * keeps it (what was sent before a crash is replayed, not stored twice), a fresh run gets a
+ * new one (its batches are stored, even when the same data was sent before). Recorded in the
+ * checkpoint before anything is sent.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface RunRecord {
+  readonly id: string
+  /** ISO time of the fresh start. */
+  readonly startedAt: string
+  /** Where it sends: resuming it into another dataset is refused. */
+  readonly destination: { readonly datasetId: string; readonly api: "v1" | "v2" }
+  /** What it reads: resuming it over another source is refused. */
+  readonly source: SourceIdentity
+  /** What its runs did so far, as written at the end of each (a killed one writes nothing). */
+  readonly totals?: {
+    readonly runs: number
+    readonly read: number
+    readonly stored: number
+    readonly deadLettered: number
+    readonly endedAt: string
+  } | undefined
+  /** Something the run made for itself before its first batch (a created dataset's id). */
+  readonly created?: { readonly datasetId?: string | undefined } | undefined
+}
 
 /**
  * @since 0.1.0
@@ -23,6 +53,8 @@ export interface Checkpoint {
   /** The last committed position per partition. */
   readonly positions: Readonly<Record<string, Position>>
   readonly cuts: ReadonlyArray<BatchCut>
+  /** The run these positions belong to; absent in checkpoints written before runs had one. */
+  readonly run?: RunRecord | undefined
 }
 
 /**
@@ -43,9 +75,15 @@ export interface CheckpointStore {
   readonly recordCuts: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, CheckpointError>
   /** Commits a partition's position and forgets the cuts it has passed. */
   readonly commit: (position: Position) => Effect.Effect<void, CheckpointError>
+  /**
+   * Records the run (durably, before anything is sent) or its totals. A store without it
+   * runs without an identity: its keys are those of the source's coordinates alone.
+   */
+  readonly writeRun?: ((run: RunRecord) => Effect.Effect<void, CheckpointError>) | undefined
 }
 
 const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => ({
+  ...checkpoint,
   positions: { ...checkpoint.positions, [position.partition]: position },
   cuts: checkpoint.cuts.filter((cut) => cut.partition !== position.partition || cut.last > position.offset)
 })
@@ -66,7 +104,8 @@ export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<Che
     load: Ref.get(ref),
     current: Ref.get(ref),
     recordCuts: (cuts) => Ref.update(ref, (c) => withCuts(c, cuts)),
-    commit: (position) => Ref.update(ref, (c) => withCommit(c, position))
+    commit: (position) => Ref.update(ref, (c) => withCommit(c, position)),
+    writeRun: (run) => Ref.update(ref, (c) => ({ ...c, run }))
   }))
 
 /**
@@ -76,10 +115,19 @@ export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<Che
  * @since 0.1.0
  * @category constructors
  */
-export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointError> =>
+export const file = (
+  path: string,
+  options: {
+    /**
+     * Start over: what the file holds is ignored (and replaced at the run's first write), so
+     * the run is a fresh one with a new identity.
+     */
+    readonly restart?: boolean | undefined
+  } = {}
+): Effect.Effect<CheckpointStore, CheckpointError> =>
   Effect.gen(function*() {
     yield* removeStaleTemporaries(path)
-    const loaded = yield* readCheckpointFile(path)
+    const loaded = options.restart === true ? emptyCheckpoint : yield* readCheckpointFile(path)
     const state = yield* Ref.make(loaded)
     const lock = yield* Effect.makeSemaphore(1)
     const persist = (update: (c: Checkpoint) => Checkpoint) =>
@@ -89,7 +137,8 @@ export const file = (path: string): Effect.Effect<CheckpointStore, CheckpointErr
     return {
       load: Ref.get(state),
       recordCuts: (cuts) => (cuts.length === 0 ? Effect.void : persist((c) => withCuts(c, cuts))),
-      commit: (position) => persist((c) => withCommit(c, position))
+      commit: (position) => persist((c) => withCommit(c, position)),
+      writeRun: (run) => persist((c) => ({ ...c, run }))
     }
   })
 
@@ -106,8 +155,16 @@ export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, Chec
     if (typeof parsed !== "object" || parsed === null || typeof parsed.positions !== "object" || !Array.isArray(parsed.cuts)) {
       return Effect.fail(new CheckpointError({ reason: `checkpoint ${path} is not a valid checkpoint: expected { positions, cuts }` }))
     }
-    return Effect.succeed({ positions: parsed.positions ?? {}, cuts: parsed.cuts } as Checkpoint)
+    const run = isRunRecord(parsed.run) ? parsed.run : undefined
+    return Effect.succeed({ positions: parsed.positions ?? {}, cuts: parsed.cuts, ...(run === undefined ? {} : { run }) } as Checkpoint)
   })
 
+/** A run record as a file holds it (anyone may edit the file: checked, not trusted). */
+const isRunRecord = (value: unknown): value is RunRecord => {
+  const run = value as Partial<RunRecord> | null | undefined
+  return typeof run === "object" && run !== null && typeof run.id === "string" && typeof run.startedAt === "string" &&
+    typeof run.destination?.datasetId === "string" && typeof run.source?.name === "string"
+}
+
 const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effect<void, CheckpointError> =>
-  writeFileAtomically(path, JSON.stringify({ version: 1, ...checkpoint }, null, 2))
+  writeFileAtomically(path, JSON.stringify({ version: checkpoint.run === undefined ? 1 : 2, ...checkpoint }, null, 2))

@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import { Effect, Stream } from "effect"
-import type { CheckpointError, CheckpointStore } from "./Checkpoint.js"
-import type { BatchCut, Element, Position, SourceElement } from "./vocabulary.js"
+import type { Checkpoint, CheckpointError, CheckpointStore } from "./Checkpoint.js"
+import type { BatchCut, Element, Position, SourceElement, SourceIdentity } from "./vocabulary.js"
 
 export {
   comparePositions,
@@ -42,6 +42,12 @@ export {
 export interface Source<E = never, R = never, Resume = unknown> {
   readonly name: string
   readonly elements: (committed: Readonly<Record<string, Position>>) => Stream.Stream<SourceElement<Resume>, E, R>
+  /**
+   * What the source is, for the checkpoint to remember and to check on resume (a file: its
+   * path and the hash of its first bytes; `previous` says how many bytes were hashed then).
+   * Without it, the source is known by its `name`.
+   */
+  readonly identify?: ((previous: SourceIdentity | undefined) => Effect.Effect<SourceIdentity, E, R>) | undefined
 }
 
 /**
@@ -72,6 +78,11 @@ export interface Assignment {
    * answers false at once, and nothing more is sent for the partition.
    */
   readonly owned?: (() => boolean) | undefined
+  /**
+   * The identity of the run the partition's batches belong to (part of their idempotency
+   * keys), where the source keeps it (a backfill's state); none: keys from the coordinates alone.
+   */
+  readonly run?: string | undefined
 }
 
 /**
@@ -111,6 +122,8 @@ export interface PartitionedSource<E = never, R = never, Resume = unknown> {
    * `withCheckpoint`: its partitions show up as they are read).
    */
   readonly fallback?: CheckpointWriter | undefined
+  /** The run identity of the partitions that come without an assignment (see `Assignment.run`). */
+  readonly run?: string | undefined
 }
 
 /**
@@ -143,12 +156,15 @@ export const isPartitionedSource = <E, R, Resume>(
  */
 export const withCheckpoint = <E, R, Resume>(
   source: Source<E, R, Resume>,
-  checkpoint: CheckpointStore
+  checkpoint: CheckpointStore,
+  /** The checkpoint as already loaded (and its run prepared, see `run`); else it is loaded here. */
+  loaded?: Checkpoint | undefined
 ): PartitionedSource<E | CheckpointError, R, Resume> => ({
   _tag: "PartitionedSource",
   name: source.name,
   fallback: checkpoint,
-  events: Stream.unwrap(Effect.map(checkpoint.load, (loaded) => {
+  run: loaded?.run?.id,
+  events: Stream.unwrap(Effect.map(loaded === undefined ? checkpoint.load : Effect.succeed(loaded), (loaded) => {
     const positions = loaded.positions
     const partitions = new Set([...Object.keys(positions), ...loaded.cuts.map((cut) => cut.partition)])
     const assigned: SourceEvent<Resume> = {
@@ -157,7 +173,8 @@ export const withCheckpoint = <E, R, Resume>(
         partition,
         committed: positions[partition],
         cuts: loaded.cuts.filter((cut) => cut.partition === partition),
-        checkpoint
+        checkpoint,
+        run: loaded.run?.id
       }))
     }
     const elements: Stream.Stream<SourceEvent<Resume>, E, R> = source.elements(positions)

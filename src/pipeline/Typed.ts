@@ -514,7 +514,12 @@ export const datasetColumns = (schema: Schema.Schema.Any): Either.Either<Readonl
  * @since 0.1.0
  * @category utils
  */
-export const compareSchemas = (columns: ReadonlyArray<DerivedColumn>, dataset: DatasetSchema): ReadonlyArray<string> => {
+export const compareSchemas = (
+  columns: ReadonlyArray<DerivedColumn>,
+  dataset: DatasetSchema,
+  /** What the columns are, in the messages. */
+  what = "the output schema"
+): ReadonlyArray<string> => {
   const existing = new Map(dataset.columns.map((column) => [column.id, column.dataType]))
   const derived = new Map(columns.map((column) => [column.id, column]))
   const keys = new Set(dataset.primaryKey)
@@ -522,15 +527,15 @@ export const compareSchemas = (columns: ReadonlyArray<DerivedColumn>, dataset: D
   for (const column of columns) {
     const type = existing.get(column.id)
     if (type === undefined) {
-      if (!dataset.allowNewColumns) mismatches.push(`${column.id}: ${column.dataType} in the output schema, not in the dataset`)
+      if (!dataset.allowNewColumns) mismatches.push(`${column.id}: ${column.dataType} in ${what}, not in the dataset`)
     } else if (type !== column.dataType) {
-      mismatches.push(`${column.id}: ${column.dataType} in the output schema, ${type} in the dataset`)
+      mismatches.push(`${column.id}: ${column.dataType} in ${what}, ${type} in the dataset`)
     } else if (keys.has(column.id) && column.nullable) {
-      mismatches.push(`${column.id}: in the dataset's primary key, but optional or nullable in the output schema`)
+      mismatches.push(`${column.id}: in the dataset's primary key, but optional or nullable in ${what}`)
     }
   }
   for (const key of dataset.primaryKey) {
-    if (!derived.has(key)) mismatches.push(`${key}: in the dataset's primary key, not in the output schema`)
+    if (!derived.has(key)) mismatches.push(`${key}: in the dataset's primary key, not in ${what}`)
   }
   return mismatches
 }

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import type { RunRecord } from "./Checkpoint.js"
 import type { DeadLetter, Position } from "./vocabulary.js"
 
 /**
@@ -26,6 +27,8 @@ export interface Progress {
   /** Records the service refused one by one (they are dead-lettered too). */
   readonly rejected: number
   readonly deadLettered: number
+  /** Dead letters by reason (`code`, or `code field`): what the summary's top reasons come from. */
+  readonly deadLetterReasons: Readonly<Record<string, number>>
   /** Records a typed stage dropped on purpose (`Typed.filter`, a `flatMap` to nothing): committed, not sent. */
   readonly dropped: number
   /** Batches taken from the batcher and not yet at a terminal ingestion state (sending, waiting or tracked). */
@@ -71,6 +74,7 @@ export const emptyProgress = (startedAt: number): Progress => ({
   accepted: 0,
   rejected: 0,
   deadLettered: 0,
+  deadLetterReasons: {},
   dropped: 0,
   inFlight: 0,
   pending: 0,
@@ -114,6 +118,13 @@ export type PipelineEvent =
   /** Partitions taken away: their batches in flight drained, what landed committed. */
   | { readonly _tag: "Revoked"; readonly partitions: ReadonlyArray<string> }
   | { readonly _tag: "Progress"; readonly progress: Progress }
+  /** A fresh run began: its identity is recorded in its checkpoint (none for a store without runs). */
+  | { readonly _tag: "Started"; readonly run: RunRecord | undefined }
+  /**
+   * A run resumed from its checkpoint: where each partition stands, and what its earlier runs
+   * did (`run.totals`; `run` is undefined for a checkpoint written before runs had an identity).
+   */
+  | { readonly _tag: "Resumed"; readonly run: RunRecord | undefined; readonly committed: Readonly<Record<string, Position>> }
   /** The service stopped answering (a long-running run keeps trying; a one-shot run stops after its bound). */
   | { readonly _tag: "OutageStarted"; readonly outage: Outage }
   /** The service answers again after an outage. */

@@ -34,7 +34,8 @@ import { type Counters, type Gauges, makeCounters, snapshot } from "./internal/p
 import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
 import { makeTracker } from "./internal/tracking.js"
-import { isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, toPartitioned } from "./Source.js"
+import { isPartitionedSource, isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, withCheckpoint } from "./Source.js"
+import { CheckpointMismatch, prepareRun, type PreparedRun, withTotals } from "./internal/runIdentity.js"
 import * as Typed from "./Typed.js"
 import { checkElement, type DatasetSchema } from "./validate.js"
 import {
@@ -100,6 +101,14 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
    */
   readonly keyOrder?: "terminal" | "accepted" | undefined
   /**
+   * Stop the run (after committing what was delivered) when more records are dead-lettered
+   * than this: a count, or a share of the elements read (checked from the 1,000th element on,
+   * and at the end). None by default (the CLI's default is 10%).
+   */
+  readonly maxDeadLetters?: { readonly count: number } | { readonly ratio: number } | undefined
+  /** What to tell the user when the checkpoint belongs to another run (e.g. how to start over). */
+  readonly restartHint?: string | undefined
+  /**
    * How long a revoked partition's batches in flight may take to finish before they are
    * interrupted (default 30 s); their keys make the next owner's resend harmless.
    */
@@ -128,7 +137,36 @@ export class SchemaError extends Data.TaggedError("SchemaError")<{ readonly reas
  * @since 0.1.0
  * @category errors
  */
-export type PipelineError = DeliveryError | CheckpointError | DeadLetterError | SchemaError | Typed.TransformError
+export type PipelineError =
+  | DeliveryError
+  | CheckpointError
+  | CheckpointMismatch
+  | DeadLetterError
+  | DeadLetterLimit
+  | SchemaError
+  | Typed.TransformError
+
+/**
+ * More records were dead-lettered than `maxDeadLetters` allows: the run stopped (after
+ * committing what was delivered), with the most frequent reasons.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class DeadLetterLimit extends Data.TaggedError("DeadLetterLimit")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+/**
+ * The most frequent dead-letter reasons, by count: `invalid_type amount 812, unknown_column 90`.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const topReasons = (reasons: Readonly<Record<string, number>>, top = 3): string =>
+  Object.entries(reasons).sort((a, b) => b[1] - a[1]).slice(0, top).map(([reason, n]) => `${reason} ${n}`).join(", ")
 
 /** The ceiling of the adaptive concurrency limit. @since 0.2.0 @category defaults */
 export const defaultConcurrency = 16
@@ -270,24 +308,42 @@ export const run = <E, R, E2 = never, R2 = never>(
   Effect.gen(function*() {
     const settings = settingsOf(config)
     if (settings.problems.length > 0) return yield* Effect.dieMessage(settings.problems.join("; "))
-    const source = toPartitioned(config.source, config.checkpoint)
-    if (source === undefined) return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
+    if (!isPartitionedSource(config.source) && config.checkpoint === undefined) {
+      return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
+    }
     const destination = yield* resolveDestination(client, config.destination)
     const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
     if (config.records !== undefined) yield* checkOutputSchema(config.records, schema, config.destination.datasetId)
+    // The run's identity, and the checkpoint's destination and source checked, before anything
+    // is sent (and after what could refuse the run at once, so a refused run records nothing).
+    const prepared = isPartitionedSource(config.source) ? undefined : yield* prepareRun(
+      config.source,
+      config.checkpoint!,
+      config.destination,
+      config.restartHint ?? "start over with a fresh checkpoint"
+    )
+    const source = isPartitionedSource(config.source) ? config.source : withCheckpoint(config.source, config.checkpoint!, prepared!.loaded)
     const emit = config.onEvent ?? (() => Effect.void)
 
     // The state of the run, each piece a module of its own.
     const counters = makeCounters(yield* Clock.currentTimeMillis)
-    const commits = new Commits(source.name, source.fallback, new CommitTracker(), counters, emit)
+    const commits = new Commits(source.name, source.fallback, source.run, new CommitTracker(), counters, emit)
     const outages = new OutageWatch(config.rideOutOutages ?? false, emit)
     const limiter = yield* makeLimiter(settings.limit)
-    const delivery = yield* makeRunDelivery(client, destination, source.name, limiter, outages, config.poll)
+    const delivery = yield* makeRunDelivery(client, destination, source.name, (partition) => commits.runOf(partition), limiter, outages, config.poll)
+    const letters: Letters = { sink: config.deadLetters, counters, emit, limit: config.maxDeadLetters }
+    if (prepared !== undefined) {
+      yield* emit(
+        prepared.resumed
+          ? { _tag: "Resumed", run: prepared.run, committed: prepared.loaded.positions }
+          : { _tag: "Started", run: prepared.run }
+      )
+    }
     const scheduler: Scheduler<PipelineError> = yield* makeScheduler({
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
       deliver: (batch, accepted) =>
-        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, deadLetters: config.deadLetters })
+        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters })
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),
@@ -341,7 +397,7 @@ export const run = <E, R, E2 = never, R2 = never>(
         ? scheduler.admit(unit.batch)
         : Effect.suspend(() => {
           const done = deliveredLetter(unit)
-          return Effect.zipRight(writeDeadLetters(done.letters, config.deadLetters, counters, emit), Effect.sync(() => commits.delivered(done)))
+          return Effect.zipRight(writeDeadLetters(done.letters, letters), Effect.sync(() => commits.delivered(done)))
         })
 
     const elements: Stream.Stream<Typed.Event<unknown>, E | E2 | PipelineError, R | R2> = config.records === undefined
@@ -368,14 +424,20 @@ export const run = <E, R, E2 = never, R2 = never>(
       // What was delivered before a failure or an interruption (Ctrl-C) is still committed,
       // so a restart replays less.
       Effect.onExit((exit) =>
-        Exit.isSuccess(exit) ? Effect.void : Effect.ignore(Effect.zipRight(Fiber.interrupt(committer), commits.flush))
+        Exit.isSuccess(exit) ? Effect.void : Effect.ignore(Effect.zipRight(
+          Effect.zipRight(Fiber.interrupt(committer), commits.flush),
+          writeTotals(config.checkpoint, prepared, counters)
+        ))
       )
     )
     // A failure is recorded before its batch's place comes back: when all came back, it is seen here.
     yield* Effect.whenEffect(scheduler.failed, scheduler.hasFailed)
     yield* Fiber.interrupt(committer)
     yield* commits.flush
+    yield* writeTotals(config.checkpoint, prepared, counters)
     yield* Fiber.interrupt(reporter)
+    // A small run is held to the share at its end.
+    yield* checkLetterLimit(letters, true)
     const final = yield* snapshotNow
     yield* emit({ _tag: "Progress", progress: final })
     return final
@@ -416,6 +478,7 @@ const makeRunDelivery = (
   client: TributaryClientService,
   destination: Destination,
   sourceName: string,
+  runOf: (partition: string) => string | undefined,
   limiter: Limiter,
   outages: OutageWatch,
   poll: PipelineConfig<any, any>["poll"]
@@ -428,7 +491,7 @@ const makeRunDelivery = (
       onSome: (attempts) => client.retrying(limiter.wrap(attempts))
     })
     const tracker = yield* makeTracker({ exchanges: outages.watch(client.exchanges), wire, poll: poll ?? defaultPoll })
-    const post = makePost({ exchanges: outages.watch(limited), wire, datasetId: destination.datasetId, sourceName })
+    const post = makePost({ exchanges: outages.watch(limited), wire, datasetId: destination.datasetId, sourceName, runOf })
     return { post, tracker } satisfies Delivery
   })
 
@@ -446,19 +509,56 @@ const watchLimit = (limiter: Limiter, emit: (event: PipelineEvent) => Effect.Eff
     }
   })
 
-const writeDeadLetters = (
-  letters: ReadonlyArray<DeadLetter>,
-  sink: DeadLetterSink,
-  counters: Counters,
-  emit: (event: PipelineEvent) => Effect.Effect<void>
-): Effect.Effect<void, DeadLetterError> =>
-  letters.length === 0 ? Effect.void : Effect.zipRight(
-    sink.write(letters),
-    Effect.suspend(() => {
-      counters.deadLettered += letters.length
-      return Effect.forEach(letters, (letter) => emit({ _tag: "DeadLettered", letter }), { discard: true })
+/** Where a run's dead letters go, and what it counts of them. */
+interface Letters {
+  readonly sink: DeadLetterSink
+  readonly counters: Counters
+  readonly emit: (event: PipelineEvent) => Effect.Effect<void>
+  readonly limit: PipelineConfig<never, never>["maxDeadLetters"]
+}
+
+/** The reason a dead letter is counted under: its code, and the field when there is one. */
+const reasonOf = (letter: DeadLetter) => (letter.reason.field === null ? letter.reason.code : `${letter.reason.code} ${letter.reason.field}`)
+
+const checkLetterLimit = (letters: Letters, atEnd: boolean): Effect.Effect<void, DeadLetterLimit> => {
+  const { counters, limit } = letters
+  if (limit === undefined || counters.deadLettered === 0) return Effect.void
+  const over = "count" in limit
+    ? counters.deadLettered > limit.count
+    : (atEnd || counters.read >= 1000) && counters.deadLettered > limit.ratio * counters.read
+  if (!over) return Effect.void
+  const allowed = "count" in limit ? `${limit.count}` : `${Math.round(limit.ratio * 1000) / 10}% of the ${counters.read} read`
+  return Effect.fail(
+    new DeadLetterLimit({
+      reason: `${counters.deadLettered} dead letters, more than the ${allowed} allowed (most: ${topReasons(counters.deadLetterReasons)}); ` +
+        "what was delivered is committed"
     })
   )
+}
+
+const writeDeadLetters = (batch: ReadonlyArray<DeadLetter>, letters: Letters): Effect.Effect<void, DeadLetterError | DeadLetterLimit> =>
+  batch.length === 0 ? Effect.void : Effect.zipRight(
+    letters.sink.write(batch),
+    Effect.suspend(() => {
+      const { counters } = letters
+      counters.deadLettered += batch.length
+      const reasons = counters.deadLetterReasons as Record<string, number>
+      for (const letter of batch) {
+        const reason = reasonOf(letter)
+        reasons[reason] = (reasons[reason] ?? 0) + 1
+      }
+      return Effect.zipRight(
+        Effect.forEach(batch, (letter) => letters.emit({ _tag: "DeadLettered", letter }), { discard: true }),
+        checkLetterLimit(letters, false)
+      )
+    })
+  )
+
+/** Adds this run's figures to its record (a run with an identity whose store keeps it). */
+const writeTotals = (checkpoint: CheckpointStore | undefined, prepared: PreparedRun | undefined, counters: Counters) =>
+  prepared?.run === undefined || checkpoint?.writeRun === undefined
+    ? Effect.void
+    : checkpoint.writeRun(withTotals(prepared.run, { read: counters.read, stored: counters.accepted, deadLettered: counters.deadLettered }))
 
 /**
  * One batch from its post to its commit: sent unless its partition was taken away meanwhile
@@ -473,7 +573,7 @@ const deliverAndComplete = (
     readonly commits: Commits
     readonly counters: Counters
     readonly emit: (event: PipelineEvent) => Effect.Effect<void>
-    readonly deadLetters: DeadLetterSink
+    readonly letters: Letters
   }
 ): Effect.Effect<void, PipelineError> =>
   Effect.suspend(() => {
@@ -490,7 +590,7 @@ const deliverAndComplete = (
         counters.accepted += outcome.accepted
         counters.replayed += outcome.replayed
         counters.rejected += outcome.rejected.length
-        return writeDeadLetters(done.letters, run.deadLetters, counters, run.emit).pipe(
+        return writeDeadLetters(done.letters, run.letters).pipe(
           Effect.zipRight(emit(run, {
             _tag: "BatchDone",
             partition,

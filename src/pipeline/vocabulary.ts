@@ -185,6 +185,21 @@ export const mergeCuts = (cuts: ReadonlyArray<BatchCut>, added: ReadonlyArray<Ba
 }
 
 /**
+ * What a source is, as a checkpoint remembers it, so that a run is never resumed over another
+ * source: its `name` (the one in every idempotency key), a description for messages, and for
+ * a file the hash of its first bytes (a file replaced by another at the same path is told
+ * apart from one that grew).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SourceIdentity {
+  readonly name: string
+  readonly description: string
+  readonly fingerprint?: { readonly bytes: number; readonly sha1: string } | undefined
+}
+
+/**
  * A checkpoint could not be read or written.
  *
  * @since 0.1.0

@@ -79,4 +79,20 @@ describe("keyed updates under faults (tributary ingest against tributary serve -
     const stale = rows.filter((row) => row.version !== versions - 1)
     expect(stale.map((row) => `${row.key}@${row.version}`)).toEqual([])
   }, 120_000)
+
+  it("--key-order accepted: the same, relying on the server applying ingestions in the order it accepted them", async () => {
+    const keys = 150
+    const versions = 40
+    const datasetId = await keyedDataset(server, ["key"])
+    const file = join(dir, "updates-accepted.ndjson")
+    writeFileSync(file, updates(keys, versions))
+    const result = await runCli(
+      ["ingest", file, "--dataset", datasetId, "--key-order", "accepted", "--retries", "20", "--api-url", server.url, "--api-key", key],
+      90_000
+    )
+    expect(result.code, result.stderr).toBe(0)
+    const rows = await rowsOf(server, datasetId)
+    expect(rows).toHaveLength(keys)
+    expect(rows.filter((row) => row.version !== versions - 1).map((row) => `${row.key}@${row.version}`)).toEqual([])
+  }, 120_000)
 })

@@ -79,7 +79,7 @@ describe("NDJSON source", () => {
       expect(error).toBeInstanceOf(Ndjson.NdjsonReadError)
       expect((error as Ndjson.NdjsonReadError).message).toBe(
         `${path} has 16 bytes but the checkpoint is at byte 100: the file was replaced or truncated since the last run ` +
-          "(remove the checkpoint to read it from the start)"
+          "(start over with --restart, or remove the checkpoint, to read it from the start)"
       )
     }))
 

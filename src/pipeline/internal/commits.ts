@@ -25,12 +25,15 @@ export class Commits {
   private readonly writers = new Map<string, CheckpointWriter>()
   private readonly given = new Set<string>()
   private readonly ownership = new Map<string, () => boolean>()
+  private readonly runs = new Map<string, string>()
   /** Positions waiting to be written; the committer writes the latest of each partition. */
   private readonly toCommit = new Map<string, Position>()
 
   constructor(
     readonly sourceName: string,
     private readonly fallback: CheckpointWriter | undefined,
+    /** The run identity of partitions that come without an assignment. */
+    private readonly fallbackRun: string | undefined,
     readonly tracker: CommitTracker,
     private readonly counters: Counters,
     private readonly emit: (event: PipelineEvent) => Effect.Effect<void>
@@ -50,8 +53,15 @@ export class Commits {
       this.given.delete(assignment.partition)
       this.writers.set(assignment.partition, assignment.checkpoint)
       if (assignment.owned !== undefined) this.ownership.set(assignment.partition, assignment.owned)
+      if (assignment.run !== undefined) this.runs.set(assignment.partition, assignment.run)
+      else this.runs.delete(assignment.partition)
       if (assignment.committed !== undefined) noteCommitted(this.counters, assignment.committed)
     }
+  }
+
+  /** The run identity of a partition's batches (part of their keys). */
+  runOf(partition: string): string | undefined {
+    return this.runs.get(partition) ?? (this.writers.has(partition) ? undefined : this.fallbackRun)
   }
 
   /** Whether the partition is still the run's (asked before a batch goes out). */
@@ -119,6 +129,7 @@ export class Commits {
     this.tracker.forget(partition)
     this.writers.delete(partition)
     this.ownership.delete(partition)
+    this.runs.delete(partition)
     this.given.add(partition)
   }
 }

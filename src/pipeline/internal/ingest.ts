@@ -65,14 +65,18 @@ export const idempotencyKey = (
   partition: string,
   first: number,
   last: number,
-  children?: { readonly firstChild: number | undefined; readonly lastChild: number | undefined }
-) =>
-  uuidV5(JSON.stringify(
-    // As text: the number 42 and the CLI's "42" name the same dataset and give the same keys.
-    children === undefined || (children.firstChild === undefined && children.lastChild === undefined)
-      ? [String(datasetId), sourceName, partition, first, last]
-      : [String(datasetId), sourceName, partition, first, last, children.firstChild ?? null, children.lastChild ?? null]
-  ))
+  children?: { readonly firstChild: number | undefined; readonly lastChild: number | undefined },
+  /** The run's identity: another run over the same records gets other keys (none: as before runs had one). */
+  run?: string | undefined
+) => {
+  // As text: the number 42 and the CLI's "42" name the same dataset and give the same keys.
+  const name: Array<string | number | null> = [String(datasetId), sourceName, partition, first, last]
+  if (children !== undefined && (children.firstChild !== undefined || children.lastChild !== undefined)) {
+    name.push(children.firstChild ?? null, children.lastChild ?? null)
+  }
+  if (run !== undefined) name.push(`run:${run}`)
+  return uuidV5(JSON.stringify(name))
+}
 
 /**
  * An ingestion the service accepted for some of a batch's records (all of them, unless a 413
@@ -125,6 +129,8 @@ export interface PostOptions {
   readonly wire: IngestWire
   readonly datasetId: string | number
   readonly sourceName: string
+  /** The run identity of a partition's batches (see `RunRecord`). */
+  readonly runOf?: ((partition: string) => string | undefined) | undefined
 }
 
 /** The start of an answer's text, cut only when a message needs it. */
@@ -150,7 +156,7 @@ export const makePost = (options: PostOptions) => {
       ? idempotencyKey(datasetId, sourceName, partition, first.offset, last.offset, {
         firstChild: first.child?.index,
         lastChild: last.child?.index
-      })
+      }, options.runOf?.(partition))
       : null
     const exchange = options.exchanges({
       method: "POST",

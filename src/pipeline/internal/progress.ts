@@ -34,7 +34,7 @@ export interface Gauges {
  * @since 0.2.0
  * @category constructors
  */
-export const makeCounters = (startedAt: number): Counters => emptyProgress(startedAt)
+export const makeCounters = (startedAt: number): Counters => ({ ...emptyProgress(startedAt), deadLetterReasons: {} })
 
 /**
  * The counters with the gauges read at `now`.
@@ -44,6 +44,7 @@ export const makeCounters = (startedAt: number): Counters => emptyProgress(start
  */
 export const snapshot = (counters: Counters, gauges: Gauges, now: number): Progress => ({
   ...counters,
+  deadLetterReasons: { ...counters.deadLetterReasons },
   oldestUnackedMillis: gauges.oldestUnackedMillis(now),
   inFlight: gauges.inFlight(),
   pending: gauges.pending(),

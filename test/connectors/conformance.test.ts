@@ -211,6 +211,97 @@ const standaloneClient = (baseUrl: string) =>
     Context.get(TributaryClient)
   )
 
+/**
+ * The ordering case's sources: keyed updates (`{ id, n, seq }`, a key's versions in source
+ * order) that a later run finds more of (`append`), each connector in its own way. A line is
+ * one version of a row, so a table keyed by id cannot hold them: the Postgres source reads a
+ * change log keyed by `seq` (one partition, in seq order) with `seq` as its since column, so
+ * that a later run reads the versions appended since the last one, as `--since-column` does.
+ */
+interface GrowingSource {
+  readonly open: Effect.Effect<Opened, unknown, Scope.Scope>
+  /** Adds lines after those already there; a later run reads them. */
+  readonly append: (lines: ReadonlyArray<string>) => Effect.Effect<void>
+}
+
+const growingSources = new Map<Harness, (lines: ReadonlyArray<string>) => Effect.Effect<GrowingSource>>([
+  [ndjsonHarness, (lines) =>
+    Effect.sync(() => {
+      const path = join(mkdtempSync(join(tmpdir(), "tributary-conformance-")), "updates.ndjson")
+      writeFileSync(path, lines.join("\n") + "\n")
+      return {
+        open: Effect.map(Checkpoint.file(`${path}.checkpoint.json`), (checkpoint) => ({
+          config: { source: Ndjson.fromFile(path), checkpoint }
+        })),
+        append: (more) => Effect.sync(() => writeFileSync(path, more.join("\n") + "\n", { flag: "a" }))
+      }
+    })],
+  [kafkaHarness, (lines) =>
+    Effect.promise(async () => {
+      const topic = `conformance-keyed-${randomUUID()}`
+      const groupId = `conformance-keyed-${randomUUID()}`
+      const kafka = new KafkaJs({ clientId: "conformance-setup", brokers: kafkaBrokers(), logLevel: logLevel.NOTHING })
+      const admin = kafka.admin()
+      await admin.connect()
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true })
+      await admin.disconnect()
+      let produced = 0
+      const produce = async (values: ReadonlyArray<string>) => {
+        const producer = kafka.producer()
+        await producer.connect()
+        await producer.send({ topic, acks: -1, messages: values.map((value) => ({ value })) })
+        await producer.disconnect()
+        produced += values.length
+      }
+      await produce(lines)
+      return {
+        open: Effect.gen(function*() {
+          const context = yield* Layer.build(Kafka.layer({ brokers: kafkaBrokers(), clientId: "conformance" }))
+          const source = yield* Kafka.make({ groupId, topics: [topic], sessionTimeoutMillis: 6000 }).pipe(Effect.provide(context))
+          const committedAll = source.partitions.pipe(
+            Effect.repeat({
+              until: (partitions) => partitions.length > 0 && partitions.every((p) => p.committed === produced),
+              schedule: Schedule.spaced("20 millis")
+            })
+          )
+          return { config: { source }, stopWhenCommitted: Effect.zipRight(committedAll, source.stop) }
+        }),
+        append: (more) => Effect.promise(() => produce(more))
+      }
+    })],
+  [postgresHarness, (lines) =>
+    Effect.promise(async () => {
+      const db = await testSchema()
+      schemasToDrop.push(db.drop)
+      await db.sql(`CREATE TABLE ${db.name}.updates (seq integer PRIMARY KEY, id text NOT NULL, n double precision NOT NULL)`)
+      const insert = async (values: ReadonlyArray<string>) => {
+        const rows = values.map((line) => JSON.parse(line) as { id: string; n: number; seq: number })
+        await db.sql(
+          `INSERT INTO ${db.name}.updates SELECT * FROM unnest($1::integer[], $2::text[], $3::double precision[])`,
+          [rows.map((r) => r.seq), rows.map((r) => r.id), rows.map((r) => r.n)]
+        )
+      }
+      await insert(lines)
+      const path = join(mkdtempSync(join(tmpdir(), "tributary-conformance-")), "checkpoint.json")
+      return {
+        open: Effect.gen(function*() {
+          const context = yield* Layer.build(Postgres.layer({ url: Redacted.make(databaseUrl()) }))
+          const source = yield* Postgres.make({
+            relation: { _tag: "Table", name: `${db.name}.updates` },
+            key: ["seq"],
+            since: "seq",
+            checkpoint: { _tag: "File", path }
+          }).pipe(Effect.provide(context))
+          return { config: { source } }
+        }),
+        append: (more) => Effect.promise(() => insert(more))
+      }
+    })]
+])
+
+/** A retry policy that outlasts `5xx=0.3,drop=0.1` without long waits. */
+const patientRetry = { maxRetries: 60, baseDelay: "5 millis", maxDelay: "50 millis" } as const
+
 for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
   layer(serverLayer(), { excludeTestServices: true })(`source conformance: ${harness.name}`, (it) => {
     const dataset = (primaryKey: ReadonlyArray<string>) =>
@@ -375,5 +466,68 @@ for (const harness of [ndjsonHarness, kafkaHarness, postgresHarness]) {
         }
         expect(new Set(all).size).toBe(3000)
       }))
+
+    it.scoped("keyed updates through 5xx and dropped answers, a crash and a resume, then a later run: every key once, at its last version", () =>
+      Effect.gen(function*() {
+        const growing = growingSources.get(harness)
+        if (growing === undefined) return yield* Effect.dieMessage(`no keyed-updates source for ${harness.name} in growingSources`)
+        // A server of its own: its faults hit every API request, the test's own reads too.
+        const faulty = yield* Layer.build(serverLayer({ faults: { serverErrorRate: 0.3, dropRate: 0.1 } }))
+        const client = yield* Effect.provide(clientFor("acme-admin", patientRetry), faulty)
+        const dataSource = yield* client.v2.v2DataSources.create({ payload: { name: "conformance keyed" }, headers: {} })
+        const columns = [...schema.columns, { id: "seq", dataType: "number" as const }]
+        const datasetId = (yield* client.v2.v2Datasets.create({
+          payload: { name: "keyed", dataSourceId: dataSource.data.id, schema: columns, primaryKey: ["id"] },
+          headers: {}
+        })).data.id
+        // 150 keys x 30 versions, version after version: every batch shares keys with the next ones.
+        const keys = 150
+        const lines = Array.from({ length: keys * 30 }, (_, seq) => JSON.stringify({ id: `k${seq % keys}`, n: Math.floor(seq / keys), seq }))
+        const firstVersions = 20
+        const first = lines.slice(0, keys * firstVersions)
+        const later = lines.slice(keys * firstVersions)
+        const options = { concurrency: { fixed: 8 }, batch: { max: 50, linger: "20 millis" } } as const
+        const versions = Effect.map(
+          client.v2.v2Datasets.getData({ path: { id: datasetId }, urlParams: { pageSize: 1000 } }),
+          (answer) => answer.data.items.map((row) => ({ id: row.id as string, n: row.n as number }))
+        )
+        const stale = (rows: ReadonlyArray<{ id: string; n: number }>, last: number) =>
+          rows.filter((row) => row.n !== last).map((row) => `${row.id}@${row.n}`)
+
+        const source = yield* growing(first)
+        // The crash: the run is interrupted once ten batches are done and a commit was written
+        // after them, with later batches in flight or held back behind them.
+        yield* Effect.scoped(Effect.gen(function*() {
+          const done = yield* Deferred.make<void>()
+          let batchesDone = 0
+          const running = yield* Effect.fork(runToEnd(client, source.open, datasetId, {
+            ...options,
+            onEvent: (event) => {
+              if (event._tag === "BatchDone") batchesDone++
+              return event._tag === "Committed" && batchesDone >= 10 ? Effect.asVoid(Deferred.succeed(done, undefined)) : Effect.void
+            }
+          }))
+          const endedFirst = Effect.flatMap(Fiber.join(running), () => Effect.dieMessage("the run ended before the crash"))
+          yield* Effect.raceFirst(Deferred.await(done), endedFirst)
+          yield* Fiber.interrupt(running)
+        }))
+        const resumed = yield* runToEnd(client, source.open, datasetId, options)
+        expect(resumed.letters).toEqual([])
+        expect(resumed.progress.read).toBeGreaterThan(0)
+        expect(resumed.progress.read).toBeLessThan(first.length)
+        const afterResume = yield* versions
+        expect(afterResume.map((row) => row.id).sort()).toEqual(Array.from({ length: keys }, (_, k) => `k${k}`).sort())
+        expect(stale(afterResume, firstVersions - 1)).toEqual([])
+
+        // Later versions, read by a later run.
+        yield* source.append(later)
+        const next = yield* runToEnd(client, source.open, datasetId, options)
+        expect(next.progress.read).toBe(later.length)
+        expect(next.letters).toEqual([])
+        const final = yield* versions
+        expect(final).toHaveLength(keys)
+        expect(new Set(final.map((row) => row.id)).size).toBe(keys)
+        expect(stale(final, 29)).toEqual([])
+      }), 60_000)
   })
 }

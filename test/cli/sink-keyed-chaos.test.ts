@@ -1,0 +1,129 @@
+/**
+ * Keyed updates through `tributary sink` under chaos: three members of one group on a
+ * 6-partition topic, into a keyed dataset of a reference server that fails 30% of API requests
+ * with 503 and drops 10% of the answers to ingestions it stored. 300 keys x 40 versions are
+ * produced while members are killed with SIGKILL at random moments and started again (so
+ * partitions move between members with batches in flight). A message's Kafka key is its
+ * dataset key, so a key's versions are in one partition, in the order they were produced.
+ *
+ * At the end every key's row holds its last version, no key is missing and the group's lag
+ * is 0: a key's updates from one partition were applied in order across retries, dropped
+ * answers, kills and rebalances.
+ *
+ * The kill moments, the bursts and the server's faults come from one seed, printed at the
+ * start; set TRIBUTARY_SINK_SEED to repeat a run.
+ */
+import { randomUUID } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { seededRandom } from "../../src/server/faults.js"
+import { startServe, type RunningServer } from "../support/cli.js"
+import { apiData, readAllRows } from "../support/crash.js"
+import { createTopic, groupLag, kafka, killAllSinks, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
+import { kafkaBrokers } from "../support/services.js"
+
+const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
+  ? Number(process.env["TRIBUTARY_SINK_SEED"])
+  : Math.floor(Math.random() * 2 ** 31)
+const apiKey = "sink-keyed-chaos-key"
+const faults = `5xx=0.3,drop=0.1,seed=${seed}`
+
+let server: RunningServer
+
+beforeAll(async () => {
+  console.log(`sink keyed chaos seed ${seed} (TRIBUTARY_SINK_SEED=${seed} repeats it), faults ${faults}`)
+  server = await startServe(["--port", "0", "--api-key", apiKey, "--faults", faults])
+})
+
+afterAll(async () => {
+  killAllSinks()
+  await server?.stop()
+})
+
+describe("tributary sink: keyed updates under kills, rebalances, 503s and dropped answers", () => {
+  it("three members on 6 partitions, killed and restarted at random under live produce: every key once, at its last version; lag 0", async () => {
+    const random = seededRandom(seed)
+    const id = randomUUID()
+    const topic = `sink-keyed-chaos-${id}`
+    const group = topic
+    await createTopic(topic, 6)
+    const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `keyed chaos ${id}` })
+    const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
+      name: `keyed chaos ${id}`,
+      dataSourceId: dataSource.id,
+      primaryKey: ["key"],
+      schema: [{ id: "key", dataType: "string" }, { id: "version", dataType: "number" }]
+    })
+    const datasetId = String(dataset.id)
+
+    // Version after version: a key's versions 0..39 in produce order, in the partition of its key.
+    const keys = 300
+    const versions = 40
+    const messages: Array<{ key: string; value: string }> = []
+    for (let version = 0; version < versions; version++) {
+      for (let k = 0; k < keys; k++) messages.push({ key: `k${k}`, value: JSON.stringify({ key: `k${k}`, version }) })
+    }
+
+    const args = [
+      "--brokers", kafkaBrokers().join(","),
+      "--topic", topic,
+      "--group", group,
+      "--dataset", datasetId,
+      "--api-url", server.url,
+      "--api-key", apiKey,
+      "--session-timeout", "3s",
+      "--drain-timeout", "10s",
+      "--concurrency", "8",
+      "--dead-letter", `/tmp/${group}.dead-letters.ndjson`
+    ]
+    const members: Array<SinkChild> = [startSink(args), startSink(args), startSink(args)]
+    const log: Array<string> = []
+    const started = Date.now()
+
+    // Live traffic: bursts, each sent whole before the next, so a key's versions keep their order.
+    const producing = (async () => {
+      const producer = kafka().producer()
+      await producer.connect()
+      for (let at = 0; at < messages.length;) {
+        const burst = 200 + Math.floor(random() * 600)
+        await producer.send({ topic, acks: -1, messages: messages.slice(at, at + burst) })
+        at += burst
+        await sleep(Math.floor(random() * 800))
+      }
+      await producer.disconnect()
+      log.push(`produced ${messages.length} messages in ${Date.now() - started} ms`)
+    })()
+
+    // Chaos: one member at a time is killed with SIGKILL and started again a moment later.
+    const kills = 5
+    for (let i = 0; i < kills; i++) {
+      await sleep(1000 + Math.floor(random() * 2500))
+      const which = Math.floor(random() * members.length)
+      const member = members[which]!
+      member.child.kill("SIGKILL")
+      const exit = await member.exited
+      log.push(`${Date.now() - started} ms: member ${which} killed (${exit.code ?? exit.signal})`)
+      await sleep(Math.floor(random() * 1000))
+      members[which] = startSink(args)
+    }
+    await producing
+
+    const rowsNow = async () => (await apiData(server.url, apiKey, "GET", `/v2/datasets/${datasetId}/data?pageSize=1`)).pagination.totalItems
+    const describe = async () =>
+      `${log.join("\n")}\nrows ${await rowsNow()} of ${keys}, lag ${await groupLag(group, topic)}\n` +
+      members.map((m, i) => `member ${i}:\n${m.output().slice(-3000)}`).join("\n")
+    await waitFor(async () => (await groupLag(group, topic)) === 0, 60_000, describe)
+    log.push(`lag 0 after ${Date.now() - started} ms`)
+    console.log(`sink keyed chaos (seed ${seed}): ${log.join("; ")}`)
+
+    const rows = await readAllRows(server.url, apiKey, datasetId)
+    const byKey = new Map<string, Array<unknown>>()
+    for (const row of rows) byKey.set(String(row["key"]), [...(byKey.get(String(row["key"])) ?? []), row["version"]])
+    const missing = Array.from({ length: keys }, (_, k) => `k${k}`).filter((key) => !byKey.has(key))
+    const repeated = [...byKey].filter(([, found]) => found.length > 1).map(([key]) => key)
+    const stale = [...byKey].filter(([, found]) => found.some((v) => v !== versions - 1)).map(([key, found]) => `${key}@${found.join(",")}`)
+    expect({ missing, repeated, stale: stale.slice(0, 30), staleCount: stale.length }, await describe())
+      .toEqual({ missing: [], repeated: [], stale: [], staleCount: 0 })
+    expect(rows).toHaveLength(keys)
+    expect(await groupLag(group, topic)).toBe(0)
+  }, 150_000)
+})

@@ -1,0 +1,210 @@
+/**
+ * Sending apart from tracking, against a reference server whose ingestions stay pending 1-2 s
+ * after their acceptance (`processing=1000-2000ms`): a run of 6,000 records (60 batches) with
+ * `concurrency: 4` and `maxPending: { batches: 20 }` keeps far more than 4 ingestions pending
+ * at once (requests and tracking are apart), never more than 20, stores every record once,
+ * and follows the ingestions by reading the list plus about one detail each (counted by a
+ * proxy between the run and the server), not a detail every few hundred milliseconds.
+ *
+ * The same, narrowed to the tracker over a scripted service: ingestions the list shows pending
+ * are not read by detail; each is read once, when the list shows it ended.
+ */
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted, Stream } from "effect"
+import { TributaryClient } from "../../src/client/index.js"
+import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
+import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
+import type { PipelineEvent, Progress } from "../../src/pipeline/events.js"
+import { ingestWire } from "../../src/pipeline/internal/ingestWire.js"
+import { makeTracker } from "../../src/pipeline/internal/tracking.js"
+import { run } from "../../src/pipeline/run.js"
+import type { Source, SourceElement } from "../../src/pipeline/Source.js"
+import { parseFaults } from "../../src/server/faults.js"
+import { apiData, readAllRows } from "../support/crash.js"
+import { startProxy } from "../support/proxy.js"
+import { serverLayer, ServerUrl } from "../support/server.js"
+
+const apiKey = "acme-admin"
+const records = 6_000
+const batchSize = 100
+const batches = records / batchSize
+const maxPendingBatches = 20
+
+const faults = parseFaults("processing=1000-2000ms")
+if (faults._tag === "Left") throw new Error(faults.left)
+
+/** A client of `baseUrl` whose pool lives as long as the scope. */
+const clientOf = (baseUrl: string) =>
+  Effect.map(
+    Layer.build(TributaryClient.layer({ baseUrl, apiKey: Redacted.make(apiKey) })),
+    Context.get(TributaryClient)
+  )
+
+/** `count` records `r1..rN` in one partition, from memory. */
+const memorySource = (count: number): Source => ({
+  name: "tracking-test",
+  elements: () =>
+    Stream.fromIterable(Array.from({ length: count }, (_, i): SourceElement => ({
+      _tag: "Record",
+      position: { partition: "0", offset: i + 1 },
+      value: { id: `r${i + 1}`, n: i + 1 }
+    })))
+})
+
+/** The most intervals [start, end) that overlap at one moment. */
+const maxOverlap = (intervals: ReadonlyArray<readonly [number, number]>) => {
+  const edges = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as const)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  let open = 0
+  let most = 0
+  for (const [, step] of edges) most = Math.max(most, (open += step))
+  return most
+}
+
+describe("tracking apart from sending", () => {
+  layer(serverLayer({ faults: faults.right }), { excludeTestServices: true })("against processing=1000-2000ms", (it) => {
+    it.effect(
+      "60 batches, concurrency 4, maxPending 20: pending rises far above 4 and never above 20, every record stored once, about one detail read per ingestion",
+      () =>
+        Effect.gen(function*() {
+          const serverUrl = yield* ServerUrl
+          // An append-only dataset: a record stored twice would be two rows.
+          const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name: "tracking" }))
+          const dataset = yield* Effect.promise(() =>
+            apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
+              name: "tracking",
+              dataSourceId: dataSource.id,
+              schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
+            })
+          )
+          const datasetId = String(dataset.id)
+
+          const proxy = yield* Effect.acquireRelease(Effect.promise(() => startProxy(serverUrl)), (p) => Effect.promise(() => p.close()))
+          const client = yield* clientOf(proxy.url)
+          const progress: Array<Progress> = []
+          const done: Array<Extract<PipelineEvent, { _tag: "BatchDone" }>> = []
+          const started = Date.now()
+          const final = yield* run(client, {
+            source: memorySource(records),
+            destination: { datasetId },
+            checkpoint: yield* Checkpoint.memory(),
+            deadLetters: yield* DeadLetter.memory,
+            batch: { max: batchSize },
+            concurrency: 4,
+            maxPending: { batches: maxPendingBatches },
+            progressInterval: "50 millis",
+            onEvent: (event) =>
+              Effect.sync(() => {
+                if (event._tag === "Progress") progress.push(event.progress)
+                if (event._tag === "BatchDone") done.push(event)
+              })
+          })
+          const elapsed = Date.now() - started
+
+          // Every record stored once, read back from the service.
+          expect(final.accepted).toBe(records)
+          expect(final.deadLettered).toBe(0)
+          const rows = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
+          const ids = rows.map((row) => String(row["id"]))
+          expect(ids).toHaveLength(records)
+          expect(new Set(ids).size).toBe(records)
+          expect(ids.filter((id) => !/^r\d+$/.test(id) || Number(id.slice(1)) > records)).toEqual([])
+
+          // The bound holds at every report, and far more than 4 were pending at some moment.
+          const samples = progress.map((p) => ({ inFlight: p.inFlight, pending: p.pending }))
+          const over = samples.filter((s) => s.inFlight > maxPendingBatches || s.pending > maxPendingBatches)
+          expect(over).toEqual([])
+          const mostPending = Math.max(...samples.map((s) => s.pending))
+          expect(mostPending, JSON.stringify(samples)).toBeGreaterThanOrEqual(12)
+
+          // The service's own account: its ingestions overlapped as much (accepted, then 1-2 s pending).
+          const listed = yield* Effect.promise(() =>
+            apiData(serverUrl, apiKey, "GET", `/v2/datasets/${datasetId}/ingestions?pageSize=100`)
+          )
+          const ingestions: Array<{ id: string; status: string; initiatedAt: string; duration: number | null }> = listed.items
+          expect(ingestions).toHaveLength(batches)
+          expect(ingestions.filter((i) => i.status !== "success").map((i) => i.status)).toEqual([])
+          const intervals = ingestions.map((i) => {
+            const start = Date.parse(i.initiatedAt)
+            return [start, start + (i.duration ?? 0)] as const
+          })
+          expect(intervals.every(([start, end]) => end - start >= 900)).toBe(true)
+          expect(maxOverlap(intervals)).toBeGreaterThanOrEqual(12)
+
+          // What the run sent: one POST per batch, the list, and about one detail per ingestion.
+          const ingestionIds = new Set(done.map((d) => d.ingestionId))
+          expect(ingestionIds.size).toBe(batches)
+          expect(new Set(ingestions.map((i) => i.id))).toEqual(ingestionIds)
+          const path = (url: string) => url.split("?")[0]!
+          const posts = proxy.requests.filter((r) => r.method === "POST" && path(r.url) === `/v2/datasets/${datasetId}/data`)
+          const lists = proxy.requests.filter((r) => r.method === "GET" && path(r.url) === `/v2/datasets/${datasetId}/ingestions`)
+          const detailsOf = new Map<string, number>()
+          for (const r of proxy.requests) {
+            const match = new RegExp(`^/v2/datasets/${datasetId}/ingestions/([^/]+)$`).exec(path(r.url))
+            if (r.method === "GET" && match) detailsOf.set(match[1]!, (detailsOf.get(match[1]!) ?? 0) + 1)
+          }
+          const details = [...detailsOf.values()].reduce((a, b) => a + b, 0)
+          const summary = `${elapsed} ms; ${proxy.requests.length} requests: ${posts.length} posts, ${lists.length} list reads, ` +
+            `${details} detail reads (most for one ingestion: ${Math.max(...detailsOf.values())}); most pending at once ${mostPending}`
+          console.log(`tracking: ${summary}`)
+          expect(posts).toHaveLength(batches)
+          expect(new Set(detailsOf.keys())).toEqual(ingestionIds)
+          expect(details / batches, summary).toBeLessThanOrEqual(3)
+          // Nothing else went to the service, and nothing failed.
+          expect(proxy.requests.length).toBe(posts.length + lists.length + details + 1) // + the schema read
+          expect(proxy.requests.filter((r) => r.status !== 200).map((r) => `${r.method} ${r.url} ${r.status}`)).toEqual([])
+        }).pipe(Effect.scoped),
+      60_000
+    )
+  })
+})
+
+describe("the tracker over a scripted service", () => {
+  it.live("an ingestion the list shows pending is not read by detail: one detail each, once the list shows it ended", () =>
+    Effect.gen(function*() {
+      const wire = ingestWire("v2", 1)
+      const started = Date.now()
+      const endsAt = 1_500
+      const ids = Array.from({ length: 5 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`)
+      const reads: Array<{ at: number; what: string }> = []
+      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
+      const reply = (body: unknown) => Effect.succeed({ status: 200, headers: {}, text: JSON.stringify({ data: body }) })
+      const tracker = yield* makeTracker({
+        wire,
+        poll: { initial: "20 millis", max: "1 second" },
+        // Answered when run, not when the effect is made: the tracker makes its list read once.
+        exchanges: (exchange) => Effect.suspend(() => {
+          const at = Date.now() - started
+          if (exchange.path === wire.listPath) {
+            reads.push({ at, what: "list" })
+            const items = ids.map((id) => ({ id, status: status(), initiatedAt: null, initiatedBy: null, duration: null }))
+            return reply({ items, pagination: { page: 0, pageSize: 100, totalItems: ids.length, totalPages: 1 } })
+          }
+          const id = exchange.path.split("/").at(-1)!
+          reads.push({ at, what: `detail ${id.slice(-1)}` })
+          return reply({
+            id,
+            status: status(),
+            initiatedAt: null,
+            initiatedBy: null,
+            duration: null,
+            summary: {
+              ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 },
+              dataset: null
+            },
+            errors: []
+          })
+        })
+      })
+      const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
+      expect(ended.map((detail) => detail._tag)).toEqual(ids.map(() => "Succeeded"))
+      const timeline = reads.map((r) => `${r.at} ${r.what}`).join(", ")
+      const lists = reads.filter((r) => r.what === "list")
+      const details = reads.filter((r) => r.what !== "list")
+      expect(lists.length, timeline).toBeGreaterThan(1)
+      // Read while the list still showed it pending: none should be.
+      const early = details.filter((r) => r.at < endsAt)
+      expect(early.length, timeline).toBe(0)
+      expect(details.length, timeline).toBe(ids.length)
+    }).pipe(Effect.scoped), 10_000)
+})

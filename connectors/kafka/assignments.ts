@@ -11,8 +11,9 @@
  *
  * @since 0.2.0
  */
+import { randomUUID } from "node:crypto"
 import type { BatchCut, Position } from "../../src/pipeline/vocabulary.js"
-import { decodeCuts, encodeCuts, type KafkaResume, partitionName } from "./codec.js"
+import { decodeCuts, decodeRun, encodeCuts, type KafkaResume, partitionName } from "./codec.js"
 import type { CommittedOffset, FetchedBatch, KafkaMessage } from "./kafkajs.js"
 
 /**
@@ -38,6 +39,11 @@ export interface PartitionState {
   skipBelow: number
   cuts: Array<BatchCut>
   end: number | undefined
+  /**
+   * The run identity of the partition's batches (part of their keys), kept in its committed
+   * offset's metadata with the cuts; undefined for a partition committed before runs had one.
+   */
+  run: string | undefined
 }
 
 /**
@@ -156,7 +162,8 @@ const pending = (topic: string, partition: number): PartitionState => {
     start: undefined,
     skipBelow: 0,
     cuts: [],
-    end: undefined
+    end: undefined,
+    run: randomUUID()
   }
 }
 
@@ -168,10 +175,14 @@ const pending = (topic: string, partition: number): PartitionState => {
  * @category utils
  */
 export const loadCommitted = (state: PartitionState, found: CommittedOffset | undefined): void => {
+  // Nothing of ours committed: the fresh run identity the state was made with stands.
   if (found === undefined || found.offset < 0) return
   state.committed = found.offset
   state.skipBelow = found.offset
   state.cuts = [...decodeCuts(found.metadata, found.offset, state.name)]
+  const run = decodeRun(found.metadata)
+  if (run._tag === "Run") state.run = run.run
+  else if (run._tag === "Legacy") state.run = undefined
 }
 
 /**
@@ -241,7 +252,7 @@ export const commitAt = (state: PartitionState, position: Position): void => {
 export const offsetsToWrite = (partitions: ReadonlyArray<PartitionState>): Array<CommittedOffset & { readonly metadata: string }> =>
   partitions.flatMap((s) => {
     const base = commitBase(s)
-    return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base) }]
+    return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base, s.run) }]
   })
 
 /**

@@ -118,14 +118,20 @@ export const messageElement = (
 const metadataVersion = "t1:"
 
 /**
+ * With a run identity (see `RunRecord`): `t2:RUN;FIRST+LENGTH,...`. The identity is written with
+ * the partition's first cuts, so before its first batch is sent.
+ */
+const runVersion = "t2:"
+
+/**
  * The cuts of one partition as committed-offset metadata; `base` is the committed offset
  * (the next offset to read), which every cut starts at or after.
  *
  * @since 0.1.0
  * @category utils
  */
-export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number): string =>
-  metadataVersion + [...cuts]
+export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number, run?: string | undefined): string =>
+  (run === undefined ? metadataVersion : `${runVersion}${run};`) + [...cuts]
     .sort((a, b) => a.first - b.first)
     .map((cut) =>
       `${(cut.first - base).toString(36)}${childSuffix(cut.firstChild)}+${(cut.last - cut.first).toString(36)}${childSuffix(cut.lastChild)}`
@@ -140,9 +146,10 @@ export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number): string 
  * @category utils
  */
 export const decodeCuts = (metadata: string | null, base: number, partition: string): ReadonlyArray<BatchCut> => {
-  if (metadata === null || !metadata.startsWith(metadataVersion) || metadata.length === metadataVersion.length) return []
+  const list = metadata === null ? undefined : cutList(metadata)
+  if (list === undefined || list === "") return []
   const cuts: Array<BatchCut> = []
-  for (const item of metadata.slice(metadataVersion.length).split(",")) {
+  for (const item of list.split(",")) {
     const [from, length] = item.split("+")
     const [firstText, firstChild] = (from ?? "").split(".")
     const [lengthText, lastChild] = (length ?? "").split(".")
@@ -161,3 +168,32 @@ export const decodeCuts = (metadata: string | null, base: number, partition: str
 const childSuffix = (child: number | undefined) => (child === undefined ? "" : `.${child.toString(36)}`)
 
 const childIndex = (text: string | undefined) => (text === undefined ? undefined : parseInt(text, 36))
+
+/** The cut list of metadata of either version, or undefined for metadata written by another tool. */
+const cutList = (metadata: string): string | undefined => {
+  if (metadata.startsWith(metadataVersion)) return metadata.slice(metadataVersion.length)
+  if (!metadata.startsWith(runVersion)) return undefined
+  const at = metadata.indexOf(";")
+  return at === -1 ? undefined : metadata.slice(at + 1)
+}
+
+/**
+ * The run identity a partition's committed-offset metadata holds: the run, `"legacy"` for
+ * metadata written before runs had an identity (its keys stay those of the coordinates alone),
+ * or `"none"` when there is nothing of ours (nothing committed, or offsets reset by another
+ * tool): the partition then starts a fresh run.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const decodeRun = (metadata: string | null): { readonly _tag: "Run"; readonly run: string } | { readonly _tag: "Legacy" } | {
+  readonly _tag: "None"
+} => {
+  if (metadata === null) return { _tag: "None" }
+  if (metadata.startsWith(metadataVersion)) return { _tag: "Legacy" }
+  if (metadata.startsWith(runVersion)) {
+    const at = metadata.indexOf(";")
+    if (at > runVersion.length) return { _tag: "Run", run: metadata.slice(runVersion.length, at) }
+  }
+  return { _tag: "None" }
+}

@@ -187,7 +187,8 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
             committed: committedPosition(s),
             cuts: s.cuts,
             checkpoint: writerFor(epoch, byName),
-            owned: () => held.owned(s, epoch)
+            owned: () => held.owned(s, epoch),
+            run: s.run
           })
         }
         if (assignments.length > 0) await offer({ _tag: "Events", events: Chunk.of({ _tag: "Assigned", assignments }) })

@@ -126,7 +126,7 @@ export const maxDeadLettersOption = Options.text("max-dead-letters").pipe(
     )))
   }),
   Options.withDescription(
-    "Stop with exit 1 (after committing what was delivered) once more records than this are dead-lettered: a count, or a share of the records read, checked from the 1,000th record on and at the end (default 10%; 100% never stops)"
+    "Stop with exit 1 (after committing what was delivered) once more records than this are dead-lettered: a count, or a share of the records read, checked from the 1,000th record on and at the end from the 100th (a run that dead-lettered every record fails at any size); default 10%, 100% never stops"
   )
 )
 

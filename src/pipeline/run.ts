@@ -103,7 +103,8 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
   /**
    * Stop the run (after committing what was delivered) when more records are dead-lettered
    * than this: a count, or a share of the elements read (checked from the 1,000th element on,
-   * and at the end). None by default (the CLI's default is 10%).
+   * and at the end from the 100th; a run that dead-lettered everything it read is over any
+   * share below 100%). None by default (the CLI's default is 10%).
    */
   readonly maxDeadLetters?: { readonly count: number } | { readonly ratio: number } | undefined
   /** What to tell the user when the checkpoint belongs to another run (e.g. how to start over). */
@@ -523,9 +524,12 @@ const reasonOf = (letter: DeadLetter) => (letter.reason.field === null ? letter.
 const checkLetterLimit = (letters: Letters, atEnd: boolean): Effect.Effect<void, DeadLetterLimit> => {
   const { counters, limit } = letters
   if (limit === undefined || counters.deadLettered === 0) return Effect.void
+  // A share says little of a few records: it is held from the 1,000th on, and at the end from
+  // the 100th; a run that dead-lettered every record it read is over it at any size.
   const over = "count" in limit
     ? counters.deadLettered > limit.count
-    : (atEnd || counters.read >= 1000) && counters.deadLettered > limit.ratio * counters.read
+    : (counters.read >= 1000 || (atEnd && counters.read >= 100)) && counters.deadLettered > limit.ratio * counters.read ||
+      atEnd && limit.ratio < 1 && counters.deadLettered === counters.read
   if (!over) return Effect.void
   const allowed = "count" in limit ? `${limit.count}` : `${Math.round(limit.ratio * 1000) / 10}% of the ${counters.read} read`
   return Effect.fail(

@@ -90,6 +90,26 @@ describe("Kafka assignments", () => {
     expect(offsetsToWrite([s])).toEqual([{ topic: "orders", partition: 0, offset: 20, metadata: encodeCuts(s.cuts, 20) }])
   })
 
+  it("a partition's run identity: fresh without our commit, kept from its metadata, none for metadata of before runs", () => {
+    const held = new Assignments()
+    const [a, b, c] = held.assign([{ topic: "o", partition: 0 }, { topic: "o", partition: 1 }, { topic: "o", partition: 2 }]).fresh
+    const fresh = a!.run
+    expect(fresh).toMatch(/^[0-9a-f-]{36}$/)
+    loadCommitted(a!, undefined)
+    expect(a!.run).toBe(fresh)
+    loadCommitted(b!, { topic: "o", partition: 1, offset: 7, metadata: encodeCuts([], 7, "run-of-before") })
+    expect(b!.run).toBe("run-of-before")
+    expect(offsetsToWrite([b!])[0]!.metadata).toBe("t2:run-of-before;")
+    loadCommitted(c!, { topic: "o", partition: 2, offset: 7, metadata: encodeCuts([], 7) })
+    expect(c!.run).toBeUndefined()
+    expect(offsetsToWrite([c!])[0]!.metadata).toBe("t1:")
+    // Offsets reset by another tool (no metadata of ours): a fresh run, its batches stored again.
+    const [d] = held.assign([{ topic: "o", partition: 3 }]).fresh
+    const before = d!.run
+    loadCommitted(d!, { topic: "o", partition: 3, offset: 0, metadata: "" })
+    expect(d!.run).toBe(before)
+  })
+
   it("while nothing is committed the base is the first offset fetched; cuts too long for the metadata are refused", () => {
     const held = new Assignments()
     const s = held.assign([{ topic: "orders", partition: 0 }]).fresh[0]!

@@ -70,6 +70,20 @@ describe("batch cuts in the committed offset's metadata", () => {
     expect(Kafka.decodeCuts(null, 5, "t:0")).toEqual([])
   })
 
+  it("carry the run identity with the cuts; metadata of before runs had one reads as legacy, another tool's as none", () => {
+    const run = "3f2a1c9e-0000-4000-8000-000000000001"
+    const cuts = [{ partition: "t:0", first: 1100, last: 1199 }]
+    const metadata = Kafka.encodeCuts(cuts, 1100, run)
+    expect(metadata).toBe(`t2:${run};0+2r`)
+    expect(Kafka.decodeCuts(metadata, 1100, "t:0")).toEqual(cuts)
+    expect(Kafka.decodeRun(metadata)).toEqual({ _tag: "Run", run })
+    expect(Kafka.decodeRun(Kafka.encodeCuts([], 5, run))).toEqual({ _tag: "Run", run })
+    expect(Kafka.decodeRun(Kafka.encodeCuts(cuts, 1100))).toEqual({ _tag: "Legacy" })
+    expect(Kafka.decodeRun("")).toEqual({ _tag: "None" })
+    expect(Kafka.decodeRun(null)).toEqual({ _tag: "None" })
+    expect(Kafka.decodeRun("t2:no-separator")).toEqual({ _tag: "None" })
+  })
+
   it("a hundred cuts of a hundred records fit well within the broker's 4096-byte default", () => {
     const cuts = Array.from({ length: 100 }, (_, i) => ({ partition: "t:0", first: 5000 + i * 100, last: 5099 + i * 100 }))
     expect(Kafka.encodeCuts(cuts, 5000).length).toBeLessThan(1000)

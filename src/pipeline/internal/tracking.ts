@@ -57,6 +57,9 @@ interface Entry {
   /** When its detail is read next, unless the list says it ended first. */
   nextAt: number
   wait: number
+  readonly arrivedAt: number
+  /** When a list last showed it pending. */
+  shownAt: number
 }
 
 /**
@@ -78,6 +81,8 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     // The list's round interval: `initial` after a round in which something ended.
     let listWait = initial
     let listAt = 0
+    // When the latest list was read (entries that arrived later are not in it yet).
+    let listedAt = -1
 
     const settle = (entry: Entry, outcome: Exit.Exit<Terminal, string>) => {
       entries.delete(entry.id)
@@ -136,12 +141,17 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
           if (found === undefined) {
             lists = false
           } else {
+            listedAt = now
             for (const entry of found.ended) toRead.add(entry)
-            // Shown pending: the next list says when it ends.
-            for (const entry of found.shown) entry.nextAt = Math.max(entry.nextAt, now + listWait)
+            for (const entry of found.shown) entry.shownAt = now
           }
         }
-        for (const entry of entries.values()) if (entry.nextAt <= now) toRead.add(entry)
+        for (const entry of entries.values()) {
+          // With lists, a detail is read only for one the latest list should have shown and did
+          // not (more than a page pending, or pushed down by other writers).
+          if (lists && (entry.shownAt === listedAt || entry.arrivedAt >= listedAt)) continue
+          if (entry.nextAt <= now) toRead.add(entry)
+        }
         if (toRead.size === 0) return 0
         const ended = yield* Effect.forEach(toRead, (entry) => readDetail(entry, now), { concurrency: options.detailConcurrency ?? 8 })
         return ended.filter(Boolean).length
@@ -150,7 +160,10 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     /** When the next read is due. */
     const nextDue = () => {
       let due = lists ? listAt : Infinity
-      for (const entry of entries.values()) if (entry.nextAt < due) due = entry.nextAt
+      for (const entry of entries.values()) {
+        if (lists && (entry.shownAt === listedAt || entry.arrivedAt >= listedAt)) continue
+        if (entry.nextAt < due) due = entry.nextAt
+      }
       return due
     }
 
@@ -185,7 +198,14 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           let entry = entries.get(ingestionId)
           if (entry === undefined) {
-            entry = { id: ingestionId, done: Deferred.unsafeMake<Terminal, string>(FiberId.none), nextAt: now + initial, wait: initial }
+            entry = {
+              id: ingestionId,
+              done: Deferred.unsafeMake<Terminal, string>(FiberId.none),
+              nextAt: now + initial,
+              wait: initial,
+              arrivedAt: now,
+              shownAt: -1
+            }
             entries.set(ingestionId, entry)
             Deferred.unsafeDone(arrived, Exit.void)
           }

@@ -7,10 +7,8 @@
  *
  * @since 0.1.0
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, Option, Schedule, Schema, Stream } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, Option, Schedule, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
-import type { Column } from "../records.js"
 import { makeBatcher } from "./batch.js"
 import type { CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
@@ -190,27 +188,13 @@ export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis
  * @category utils
  */
 export const fetchSchema = (client: TributaryClientService, datasetId: string | number): Effect.Effect<DatasetSchema, SchemaError> =>
-  client.http.execute(HttpClientRequest.get(`/v2/datasets/${datasetId}/schema`)).pipe(
-    Effect.flatMap((response) =>
-      Effect.flatMap(response.json, (body: any) => {
-        if (response.status !== 200) {
-          return Effect.fail(`the service answered ${response.status}: ${body?.errors?.[0]?.message ?? "no reason given"}`)
-        }
-        const items: ReadonlyArray<{ id: string; dataType: Column["dataType"] }> | undefined = body?.data?.items
-        if (!Array.isArray(items)) return Effect.fail("the service answered 200 without the columns")
-        return Effect.succeed({
-          columns: items.map((c) => ({ id: c.id, dataType: c.dataType })),
-          primaryKey: body.data.primaryKey ?? []
-        })
-      })
-    ),
-    Effect.mapError((error) =>
-      new SchemaError({ reason: `cannot read the schema of dataset ${datasetId}: ${typeof error === "string" ? error : error.message}` })
-    )
+  Effect.flatMap(pathId(datasetId), (id) => client.v2.v2Datasets.getSchema({ path: { id } })).pipe(
+    Effect.map((answer): DatasetSchema => ({
+      columns: answer.data.items.map((column) => ({ id: column.id, dataType: column.dataType })),
+      primaryKey: answer.data.primaryKey ?? []
+    })),
+    Effect.mapError((error) => new SchemaError({ reason: `cannot read the schema of dataset ${datasetId}: ${clientFailure(error)}` }))
   )
-
-const DetailUuid = Schema.Struct({ data: Schema.Struct({ uuid: Schema.String }) })
-const ErrorMessage = Schema.Struct({ errors: Schema.NonEmptyArray(Schema.Struct({ message: Schema.String })) })
 
 /**
  * The destination as the sends name it: v1 paths take only a dataset's UUID, so a v1 run
@@ -226,26 +210,48 @@ export const resolveDestination = (
 ): Effect.Effect<Destination, SchemaError> => {
   const id = destination.datasetId
   if (destination.api !== "v1" || !/^[0-9]+$/.test(String(id))) return Effect.succeed(destination)
-  return client.http.execute(HttpClientRequest.get(`/v2/datasets/${id}`)).pipe(
-    Effect.flatMap((response) =>
-      Effect.flatMap(response.json, (body): Effect.Effect<Destination, unknown> =>
-        response.status === 200
-          ? Effect.map(Schema.decodeUnknown(DetailUuid)(body), (detail) => ({ ...destination, datasetId: detail.data.uuid }))
-          : Effect.fail(
-            `the service answered ${response.status}: ${
-              Option.match(Schema.decodeUnknownOption(ErrorMessage)(body), {
-                onNone: () => "no reason given",
-                onSome: (e) => e.errors[0].message
-              })
-            }`
-          ))
-    ),
-    Effect.mapError((error) =>
-      new SchemaError({
-        reason: `cannot find the v1 id of dataset ${id}: ${typeof error === "string" ? error : (error as Error).message}`
-      })
-    )
+  return client.v2.v2Datasets.get({ path: { id: Number(id) } }).pipe(
+    Effect.map((answer): Destination => ({ ...destination, datasetId: answer.data.uuid })),
+    Effect.mapError((error) => new SchemaError({ reason: `cannot find the v1 id of dataset ${id}: ${clientFailure(error)}` }))
   )
+}
+
+/** A dataset id as the contract's paths take it: a v2 number, or a UUID (its v1 id). */
+const pathId = (datasetId: string | number): Effect.Effect<number | string, SchemaError> => {
+  const text = String(datasetId)
+  if (/^[0-9]+$/.test(text) && Number.isSafeInteger(Number(text)) && Number(text) > 0) return Effect.succeed(Number(text))
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)) return Effect.succeed(text.toLowerCase())
+  return Effect.fail(new SchemaError({ reason: `dataset id '${text}' is neither a dataset number nor a UUID` }))
+}
+
+/** The wire errors' statuses, by their tags (`src/api/errors.ts`). */
+const statusOfTag: Readonly<Record<string, number>> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  RequestTimeout: 408,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  Unprocessable: 422,
+  TooManyRequests: 429,
+  HeadersTooLarge: 431,
+  InternalServerError: 500,
+  ServiceUnavailable: 503
+}
+
+/** A typed client's failure in one line: the service's status and first message, or what went wrong. */
+const clientFailure = (error: { readonly _tag: string; readonly message?: string }): string => {
+  const errors = (error as { readonly errors?: ReadonlyArray<{ readonly message?: unknown }> }).errors
+  if (Array.isArray(errors)) {
+    const message = typeof errors[0]?.message === "string" ? errors[0].message : "no reason given"
+    return `the service answered ${statusOfTag[error._tag] ?? error._tag}: ${message}`
+  }
+  if (error._tag === "ParseError") {
+    return `the service answered with what the contract does not allow: ${(error.message ?? "").split("\n").slice(0, 3).join(" ")}`
+  }
+  return error.message ?? error._tag
 }
 
 /**

@@ -500,8 +500,9 @@ describe("answers of the wrong shape (a real HTTP server on loopback, scripted)"
     Effect.gen(function*() {
       const server = yield* scriptedServer(() => (_arrival, res) => json(res, 200, { requestId: "r", status: "success", data: {} }))
       const client = yield* standaloneClient(server.url, { maxRetries: 0 })
-      const error = yield* Effect.flip(fetchSchema(client, "d1"))
-      expect(error).toMatchObject({ _tag: "SchemaError", reason: "cannot read the schema of dataset d1: the service answered 200 without the columns" })
+      const error = yield* Effect.flip(fetchSchema(client, "7"))
+      expect(error._tag).toBe("SchemaError")
+      expect(error.message).toContain("cannot read the schema of dataset 7: the service answered with what the contract does not allow")
     }))
 
   it.scopedLive("an ingestion answer of the wrong shape stops the run naming the ingestion", () =>

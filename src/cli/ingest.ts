@@ -17,7 +17,7 @@ import {
   datasetOption as dataset,
   maxPendingBytesOption as maxPendingBytes,
   keyOrderOption as keyOrder,
-  maxDeadLettersOption as maxDeadLetters,
+  maxDeadLettersOption,
   maxPendingOption as maxPending,
   positiveInteger,
   restartOption as restart,
@@ -177,6 +177,7 @@ const checkpoint = Options.text("checkpoint").pipe(
   Options.optional,
   Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
 )
+const maxDeadLetters = maxDeadLettersOption("10%")
 const maxLineBytes = positiveInteger("max-line-bytes").pipe(
   Options.withDefault(Ndjson.defaultMaxLineBytes),
   Options.withDescription("Longer lines are dead-lettered")

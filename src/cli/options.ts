@@ -114,8 +114,8 @@ export const keyOrderOption = Options.choice("key-order", ["terminal", "accepted
  *
  * @since 0.2.0
  */
-export const maxDeadLettersOption = Options.text("max-dead-letters").pipe(
-  Options.withDefault("10%"),
+export const maxDeadLettersOption = (fallback: string) => Options.text("max-dead-letters").pipe(
+  Options.withDefault(fallback),
   Options.mapEffect((text): Effect.Effect<{ readonly count: number } | { readonly ratio: number }, ValidationError.ValidationError> => {
     const percent = /^([0-9]+(?:\.[0-9]+)?)%$/.exec(text.trim())
     if (percent !== null && Number(percent[1]) <= 100) return Effect.succeed({ ratio: Number(percent[1]) / 100 })
@@ -126,7 +126,7 @@ export const maxDeadLettersOption = Options.text("max-dead-letters").pipe(
     )))
   }),
   Options.withDescription(
-    "Stop with exit 1 (after committing what was delivered) once more records than this are dead-lettered: a count, or a share of the records read, checked from the 1,000th record on and at the end from the 100th (a run that dead-lettered every record fails at any size); default 10%, 100% never stops"
+    `Stop with exit 1 (after committing what was delivered) once more records than this are dead-lettered: a count, or a share of the records read, checked from the 1,000th record on and at the end from the 100th (a run that dead-lettered every record fails at any size); default ${fallback}, 100% never stops`
   )
 )
 

@@ -21,6 +21,7 @@ import {
   concurrencyOption as concurrency,
   datasetOption as dataset,
   keyOrderOption as keyOrder,
+  maxDeadLettersOption,
   maxPendingBytesOption as maxPendingBytes,
   maxPendingOption as maxPending
 } from "./options.js"
@@ -152,6 +153,9 @@ export const describeSink = (partitions: () => ReadonlyArray<Kafka.PartitionStat
 const say = (line: string) =>
   Effect.sync(() => process.stderr.write(`${process.stderr.isTTY ? "\r\x1b[2K" : ""}${line}\n`))
 
+// A long-running member does not stop for bad messages unless told to.
+const maxDeadLetters = maxDeadLettersOption("100%")
+
 /** @since 0.1.0 */
 export const sinkCommand = Command.make(
   "sink",
@@ -166,6 +170,7 @@ export const sinkCommand = Command.make(
     maxPending,
     maxPendingBytes,
     keyOrder,
+    maxDeadLetters,
     drainTimeout,
     metricsPort,
     sessionTimeout,
@@ -221,6 +226,7 @@ export const sinkCommand = Command.make(
         concurrency: options.concurrency,
         maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
         keyOrder: options.keyOrder,
+        maxDeadLetters: options.maxDeadLetters,
         // A long-running member waits out an outage of the service, staying in its group.
         rideOutOutages: true,
         drainTimeout: options.drainTimeout,

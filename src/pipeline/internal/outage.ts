@@ -12,7 +12,7 @@
  * @since 0.2.0
  * @internal
  */
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
 import { type Exchange, ExchangeError, type Exchanges, type Reply } from "../../client/transport.js"
 import { isTransientStatus } from "../../client/retry.js"
 import type { Outage, PipelineEvent } from "../events.js"
@@ -78,25 +78,31 @@ export class OutageWatch {
    */
   watch(exchanges: Exchanges): Exchanges {
     const attempt = (exchange: Exchange, n: number): Effect.Effect<Reply, ExchangeError> =>
-      Effect.flatMap(Effect.either(exchanges(exchange)), (either) => {
-        const outcome = either._tag === "Right" ? either.right : either.left
-        const cause = outcomeCause(outcome)
-        if (cause === undefined) {
-          return Effect.zipRight(
-            this.outage === null ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => this.answered(now)),
-            either._tag === "Right" ? Effect.succeed(either.right) : Effect.fail(either.left)
-          )
-        }
-        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.zipRight(
-            this.failed(now, cause),
-            this.rideOut
-              ? Effect.zipRight(Effect.sleep(Duration.millis(outageBackoffMillis(n))), attempt(exchange, n + 1))
-              : either._tag === "Right"
-              ? Effect.succeed(either.right)
-              : Effect.fail(either.left)
-          ))
+      Effect.matchEffect(exchanges(exchange), {
+        // The common case, a plain answer while the service is up, costs one check.
+        onSuccess: (reply) =>
+          this.outage === null && !isTransientStatus(reply.status) ? Effect.succeed(reply) : settle(exchange, n, Either.right(reply)),
+        onFailure: (error) => settle(exchange, n, Either.left(error))
       })
+    const settle = (exchange: Exchange, n: number, either: Either.Either<Reply, ExchangeError>): Effect.Effect<Reply, ExchangeError> => {
+      const outcome = either._tag === "Right" ? either.right : either.left
+      const cause = outcomeCause(outcome)
+      if (cause === undefined) {
+        return Effect.zipRight(
+          this.outage === null ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => this.answered(now)),
+          either._tag === "Right" ? Effect.succeed(either.right) : Effect.fail(either.left)
+        )
+      }
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.zipRight(
+          this.failed(now, cause),
+          this.rideOut
+            ? Effect.zipRight(Effect.sleep(Duration.millis(outageBackoffMillis(n))), attempt(exchange, n + 1))
+            : either._tag === "Right"
+            ? Effect.succeed(either.right)
+            : Effect.fail(either.left)
+        ))
+    }
     return (exchange) => attempt(exchange, 0)
   }
 }

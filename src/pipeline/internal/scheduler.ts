@@ -86,16 +86,21 @@ interface Slot {
 
 const kibibytes = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024))
 
-/** The distinct primary-key values of a batch's records (none for a dataset without a key). */
+/**
+ * The primary-key values of a batch's records (none for a dataset without a key); a value may
+ * repeat (`Conflicts` counts each earlier batch once).
+ */
 const batchKeys = (batch: Batch): ReadonlyArray<string> => {
   const records = batch.records
   if (records.length === 0 || records[0]!.key === undefined) return []
-  const keys = new Set<string>()
+  const keys: Array<string> = new Array(records.length)
+  let n = 0
   for (let i = 0; i < records.length; i++) {
     const key = records[i]!.key
-    if (key !== undefined) keys.add(key)
+    if (key !== undefined) keys[n++] = key
   }
-  return [...keys]
+  keys.length = n
+  return keys
 }
 
 /**

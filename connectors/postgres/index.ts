@@ -256,9 +256,11 @@ export interface PostgresSource extends PartitionedSource<PostgresError | Checkp
   readonly plan: State.Plan
   /**
    * Binds the backfill's current generation to a dataset, before its first batch (so that a
-   * resume into another dataset is refused, and a dataset it created is found again).
+   * resume into another dataset is refused, and a dataset it created is found again), unless
+   * it is bound already: answers the dataset it is bound to (another process's, when one
+   * sharing the checkpoint table bound it first).
    */
-  readonly bind: (datasetId: string) => Effect.Effect<void, CheckpointError>
+  readonly bind: (datasetId: string) => Effect.Effect<string, CheckpointError>
   /** The planner's estimate of the rows still to read in this generation. */
   readonly remaining: number
   /**

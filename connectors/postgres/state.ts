@@ -100,8 +100,12 @@ export interface BackfillState {
   readonly open: <E>(
     plan: (previous: Previous | undefined) => Effect.Effect<Omit<Plan, "generation" | "run" | "destination">, E>
   ) => Effect.Effect<Plan, E | CheckpointError>
-  /** Binds the current generation to a dataset, durably, before its first batch is sent. */
-  readonly bind: (datasetId: string) => Effect.Effect<void, CheckpointError>
+  /**
+   * Binds the current generation to a dataset, durably, before its first batch is sent, unless
+   * it is bound already; answers the dataset it is bound to: another one when another process
+   * sharing the backfill bound it first.
+   */
+  readonly bind: (datasetId: string) => Effect.Effect<string, CheckpointError>
   readonly claim: Effect.Effect<ClaimResult, CheckpointError>
   /** Partitions of the current generation not done yet. */
   readonly unfinished: Effect.Effect<number, CheckpointError>
@@ -242,8 +246,9 @@ export const file = (path: string, source: string): BackfillState => {
     }),
     bind: (datasetId) =>
       Effect.suspend(() => {
+        if (state!.plan.destination !== undefined) return Effect.succeed(state!.plan.destination)
         state = { ...state!, plan: { ...state!.plan, destination: datasetId } }
-        return save
+        return Effect.as(save, datasetId)
       }),
     committedRows: Effect.sync(() => countCommitted(state!.partitions)),
     unfinished: Effect.sync(() => state!.partitions.filter((p) => !p.done).length),
@@ -404,14 +409,23 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
         })
       }).pipe(Effect.tap((opened) => Effect.sync(() => (plan = opened)))),
     bind: (datasetId) =>
-      Effect.asVoid(Effect.tap(
-        query("bind the backfill to its dataset", `UPDATE ${name} SET destination = $3 WHERE source = $1 AND generation = $2`, [
-          source,
-          plan!.generation,
-          datasetId
-        ]),
-        () => Effect.sync(() => (plan = { ...plan!, destination: datasetId }))
-      )),
+      // Under the plan's lock: of processes binding at once, the first one's dataset is kept.
+      locked((client) =>
+        Effect.tryPromise({
+          try: async () => {
+            await client.query(
+              `UPDATE ${name} SET destination = $3 WHERE source = $1 AND generation = $2 AND destination IS NULL`,
+              [source, plan!.generation, datasetId]
+            )
+            const result = await client.query(
+              `SELECT destination FROM ${name} WHERE source = $1 AND generation = $2 AND destination IS NOT NULL LIMIT 1`,
+              [source, plan!.generation]
+            )
+            return (result.rows[0]?.destination as string | undefined) ?? datasetId
+          },
+          catch: tableError("bind the backfill to its dataset")
+        })
+      ).pipe(Effect.tap((bound) => Effect.sync(() => (plan = { ...plan!, destination: bound })))),
     claim: Effect.gen(function*() {
       const claimed = (yield* query(
         "claim a partition",

@@ -17,7 +17,7 @@ import {
   concurrencyOption as concurrency,
   maxPendingBytesOption as maxPendingBytes,
   keyOrderOption as keyOrder,
-  maxDeadLettersOption as maxDeadLetters,
+  maxDeadLettersOption,
   maxPendingOption as maxPending,
   positiveInteger,
   retriesOption as retries
@@ -84,18 +84,20 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
     let datasetId = options.datasetId
     const bound = source.plan.destination
     const generation = `backfill ${source.plan.run === undefined ? "" : `run ${source.plan.run.slice(0, 8)} `}(generation ${source.plan.generation})`
+    const refuse = (boundTo: string) =>
+      Effect.fail(
+        new Postgres.PostgresError({
+          reason: `the checkpoint belongs to ${generation} into dataset ${boundTo}, not into dataset ${datasetId}: ` +
+            `finish it with --dataset ${boundTo}, or give another --checkpoint (or --checkpoint-table) to backfill into ${datasetId}`
+        })
+      )
     if (bound !== undefined) {
       if (options.createDataset !== undefined) {
         // The dataset the interrupted (or finished) run created: the same command goes on into it.
         datasetId = bound
         yield* Console.log(`resuming ${generation} into dataset ${bound}, which it created`)
       } else if (datasetId !== bound) {
-        return yield* Effect.fail(
-          new Postgres.PostgresError({
-            reason: `the checkpoint belongs to ${generation} into dataset ${bound}, not into dataset ${datasetId}: ` +
-              `finish it with --dataset ${bound}, or give another --checkpoint (or --checkpoint-table) to backfill into ${datasetId}`
-          })
-        )
+        return yield* refuse(bound)
       } else if (source.remaining > 0 || source.plan.partitions.length > 0) {
         yield* Console.error(`tributary: resuming ${generation} into dataset ${bound}`)
       }
@@ -109,11 +111,21 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
         },
         headers: {}
       }).pipe(Effect.mapError((error) => new Postgres.PostgresError({ reason: `cannot create the dataset: ${reasonOf(error)}`, cause: error })))
-      datasetId = String(created.data.id)
-      yield* Console.log(`created dataset ${datasetId}`)
+      // Recorded at once: killed from here on, the same command resumes into this dataset.
+      const boundTo = yield* source.bind(String(created.data.id))
+      if (boundTo === String(created.data.id)) {
+        datasetId = boundTo
+        yield* Console.log(`created dataset ${datasetId}`)
+      } else {
+        // Another process sharing the checkpoint table created (and bound) its dataset first:
+        // this one goes into it, and the dataset it made, still empty, is removed.
+        datasetId = boundTo
+        yield* client.v2.v2Datasets.delete({ path: { id: created.data.id } }).pipe(
+          Effect.catchAll(() => Console.error(`tributary: cannot remove dataset ${created.data.id} (created by this process, left empty)`))
+        )
+        yield* Console.log(`resuming ${generation} into dataset ${boundTo}, which another process of it created`)
+      }
     }
-    // Recorded before the first batch: a resume finds its dataset, and no other.
-    if (bound === undefined) yield* source.bind(datasetId!)
     // The table's columns against the dataset's, at once: one message naming every mismatch.
     const schema = yield* fetchSchema(client, datasetId!)
     const mismatches = compareSchemas(
@@ -127,6 +139,13 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
           reason: `the source's columns do not match dataset ${datasetId} in ${mismatches.length} column(s): ${mismatches.join("; ")}`
         })
       )
+    }
+    // Recorded before the first batch (and only for a dataset the columns match): a resume
+    // finds its dataset, and no other.
+    if (bound === undefined && options.createDataset === undefined) {
+      // Another process sharing the checkpoint table may have bound it to another dataset first.
+      const boundTo = yield* source.bind(datasetId!)
+      if (boundTo !== datasetId) return yield* refuse(boundTo)
     }
     const progress = yield* run(client, {
       source,
@@ -184,6 +203,8 @@ const lease = positiveInteger("lease-seconds").pipe(
   Options.withDefault(15),
   Options.withDescription("With --checkpoint-table: a crashed process's partitions are taken over after this long")
 )
+
+const maxDeadLetters = maxDeadLettersOption("10%")
 
 /** A usage problem found past option parsing: said on stderr, exit 2 (as @effect/cli's own). */
 const usage = (message: string) =>

@@ -69,6 +69,8 @@ const concurrency = Number(args.concurrency)
 const sections = new Set(args.only.split(","))
 const recordsPerBatch = 100
 const apiKey = `trb_${randomBytes(16).toString("hex")}`
+/** The raw server answers for any dataset id; the client takes numbers and UUIDs only. */
+const rawDatasetId = "1"
 
 const pipelines = [
   { name: "pipeline", mode: "pipeline", dist: undefined },
@@ -250,7 +252,7 @@ if (sections.has("overhead")) {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? senders : [...senders].reverse()
       for (const sender of order) {
-        const run = record("overhead", round, await send(sender, server, "bench", mainFile, records))
+        const run = record("overhead", round, await send(sender, server, rawDatasetId, mainFile, records))
         overheadRuns.push({ round, ...run })
         runLine(`round ${round + 1}`, run)
       }
@@ -312,10 +314,10 @@ if (sections.has("memory")) {
   try {
     let small = overheadRuns.filter((r) => r.sender === "pipeline")
     if (small.length === 0) {
-      small = [record("memory", 0, await send(pipelines[0], server, "bench", mainFile, records))]
+      small = [record("memory", 0, await send(pipelines[0], server, rawDatasetId, mainFile, records))]
       runLine(`${fmt(records)}`, small[0])
     }
-    const big = record("memory", 0, await send(pipelines[0], server, "bench", bigFile, memoryRecords))
+    const big = record("memory", 0, await send(pipelines[0], server, rawDatasetId, bigFile, memoryRecords))
     runLine(`${fmt(memoryRecords)}`, big)
     const smallRss = Math.max(...small.map((r) => r.peakRssMb))
     rows.push(

@@ -66,7 +66,7 @@ const createTable = async (name, count) => {
 /** Runs one sender to completion and answers its JSON line. */
 const send = (mode, relation, server, partitions) =>
   new Promise((resolve, reject) => {
-    const [file, argv] = pinned(0, [process.execPath, here("postgres-sender.mjs"), mode, databaseUrl, relation, server.url, "bench", "bench", String(concurrency), String(partitions), String(chunk)])
+    const [file, argv] = pinned(0, [process.execPath, here("postgres-sender.mjs"), mode, databaseUrl, relation, server.url, "bench", "1", String(concurrency), String(partitions), String(chunk)])
     const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
     let line
     createInterface({ input: child.stdout }).on("line", (l) => (line = l))

@@ -136,7 +136,8 @@ export const summarize = (progress: Progress, paths: { readonly deadLetters: str
 
 /**
  * `800 stored, already stored earlier 200`: records the service answered as replays of an
- * earlier request of this run (sent before a crash) are counted apart.
+ * earlier request of this run under the same key (sent before a crash, or an attempt whose
+ * answer was lost) are counted apart.
  *
  * @since 0.2.0
  */
@@ -144,7 +145,7 @@ export const storedText = (progress: Progress) =>
   progress.replayed === 0
     ? `${progress.accepted} stored`
     : `${progress.accepted - progress.replayed} stored, already stored earlier ${progress.replayed} ` +
-      "(resent under the same keys after an interruption; the service replayed them)"
+      "(by an earlier request of this run under the same keys: an answer lost on the way, or a resend after an interruption)"
 
 /**
  * What a resumed run says first: which run, where it stands, what its earlier runs did.

@@ -78,6 +78,15 @@ const sinkArgs = (options: {
 ]
 
 /** Waits until the sink has said it is up (its signal handlers are installed then). */
+/** The member's exit, or a failure with its output when it has not exited in time (a drain that hangs). */
+const exitedWithin = (member: SinkChild, timeoutMs: number) =>
+  Promise.race([
+    member.exited,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`the member did not exit within ${timeoutMs} ms of SIGTERM:\n${member.output().slice(-5000)}`)), timeoutMs)
+    )
+  ])
+
 const isUp = (member: SinkChild) => waitFor(async () => member.output().includes("sink: group"), 30_000, member.output)
 
 const produce = async (topic: string, values: ReadonlyArray<{ key: string; value: string }>) => {
@@ -227,7 +236,7 @@ describe("tributary sink (real broker, faulty reference server)", () => {
       // A signal before the command is up ends node itself, with nothing to drain yet.
       if (graceful) await isUp(member)
       member.child.kill(graceful ? "SIGTERM" : "SIGKILL")
-      const exit = await member.exited
+      const exit = await exitedWithin(member, 60_000)
       log.push(`${Date.now() - started} ms: member ${which} ${graceful ? "stopped" : "killed"} (exit ${exit.code ?? exit.signal})`)
       if (graceful) expect(exit, member.output()).toEqual({ code: 0, signal: null })
       await sleep(Math.floor(random() * 1500))
@@ -242,7 +251,7 @@ describe("tributary sink (real broker, faulty reference server)", () => {
 
     for (const member of members) await isUp(member)
     for (const member of members) member.child.kill("SIGTERM")
-    for (const member of members) expect(await member.exited, member.output()).toEqual({ code: 0, signal: null })
+    for (const member of members) expect(await exitedWithin(member, 60_000), member.output()).toEqual({ code: 0, signal: null })
     console.log(`sink chaos (seed ${seed}): ${log.join("; ")}; done in ${Date.now() - started} ms`)
 
     const rows = await readAllRows(server.url, apiKey, datasetId)

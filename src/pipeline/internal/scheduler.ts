@@ -208,14 +208,17 @@ export const makeScheduler = <E>(options: {
           closed.add(partition)
           const tickets = [...(byPartition.get(partition) ?? [])]
           byPartition.delete(partition)
-          const notStarted = tickets.filter((t) => !t.item.started).map((t) => t.item.fiber!).filter(Boolean)
-          const underWay = tickets.filter((t) => t.item.started).map((t) => t.item.fiber!).filter(Boolean)
-          return Effect.zipRight(
-            Fiber.interruptAll(notStarted),
-            underWay.length === 0 ? Effect.void : Fiber.awaitAll(underWay).pipe(
-              Effect.timeout(timeout),
-              Effect.catchAll(() => Fiber.interruptAll(underWay))
-            )
+          // Not started yet: let them run, see the partition closed and end at once (through their
+          // own `finish`). Interrupting them instead lost their bookkeeping: a fiber interrupted
+          // before its first step never runs its `onExit`, and the batch stayed admitted forever
+          // (seen: a sink that could not finish its drain on SIGTERM after a rebalance).
+          for (const ticket of tickets) {
+            if (!ticket.item.started) free([ticket])
+          }
+          const fibers = tickets.flatMap((t) => (t.item.fiber === undefined ? [] : [t.item.fiber]))
+          return fibers.length === 0 ? Effect.void : Fiber.awaitAll(fibers).pipe(
+            Effect.timeout(timeout),
+            Effect.catchAll(() => Fiber.interruptAll(fibers))
           )
         }),
       finished: Effect.zipRight(batchPermits.take(options.bound.batches), batchPermits.release(options.bound.batches)),

@@ -165,8 +165,9 @@ export const resumedMessage = (
     ? ""
     : `; its earlier ${totals.runs === 1 ? "run" : `${totals.runs} runs`} read ${totals.read}, stored ${totals.stored}, ` +
       `dead-lettered ${totals.deadLettered} (last ended ${totals.endedAt})`
+  const moved = event.movedFrom === undefined ? "" : `; it sent to ${event.movedFrom} before, to another address now`
   return `tributary: resuming ${run === undefined ? "a run" : `run ${run.id.slice(0, 8)} started ${run.startedAt}`} ` +
-    `${where}${checkpointPath === undefined ? "" : ` (${checkpointPath})`}${earlier}; --restart starts over`
+    `${where}${checkpointPath === undefined ? "" : ` (${checkpointPath})`}${earlier}${moved}; --restart starts over`
 }
 
 const input = Args.text({ name: "FILE|-" }).pipe(Args.withDescription("NDJSON file to send, or - for standard input"))

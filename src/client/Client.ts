@@ -91,7 +91,9 @@ const makeClients = (config: ClientConfig) =>
       /** The client's retry policy over exchanges (sharing its `Retry-After` pause). */
       retrying: retries.exchanges,
       /** The retry policy in force. */
-      retryPolicy: policy
+      retryPolicy: policy,
+      /** The service's base address, as configured. */
+      baseUrl: config.baseUrl
     }
   })
 

@@ -30,7 +30,12 @@ export interface RunRecord {
   /** ISO time of the fresh start. */
   readonly startedAt: string
   /** Where it sends: resuming it into another dataset is refused. */
-  readonly destination: { readonly datasetId: string; readonly api: "v1" | "v2" }
+  readonly destination: {
+    readonly datasetId: string
+    readonly api: "v1" | "v2"
+    /** The service's base address it sent to (a resume elsewhere is told so). */
+    readonly baseUrl?: string | undefined
+  }
   /** What it reads: resuming it over another source is refused. */
   readonly source: SourceIdentity
   /** What its runs did so far, as written at the end of each (a killed one writes nothing). */

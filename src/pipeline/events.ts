@@ -124,7 +124,13 @@ export type PipelineEvent =
    * A run resumed from its checkpoint: where each partition stands, and what its earlier runs
    * did (`run.totals`; `run` is undefined for a checkpoint written before runs had an identity).
    */
-  | { readonly _tag: "Resumed"; readonly run: RunRecord | undefined; readonly committed: Readonly<Record<string, Position>> }
+  | {
+    readonly _tag: "Resumed"
+    readonly run: RunRecord | undefined
+    readonly committed: Readonly<Record<string, Position>>
+    /** The service address the run sent to before, when it is another now (said, not refused). */
+    readonly movedFrom?: string | undefined
+  }
   /** The service stopped answering (a long-running run keeps trying; a one-shot run stops after its bound). */
   | { readonly _tag: "OutageStarted"; readonly outage: Outage }
   /** The service answers again after an outage. */

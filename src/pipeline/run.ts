@@ -327,7 +327,8 @@ export const run = <E, R, E2 = never, R2 = never>(
       config.source,
       config.checkpoint!,
       config.destination,
-      config.restartHint ?? "start over with a fresh checkpoint"
+      config.restartHint ?? "start over with a fresh checkpoint",
+      client.baseUrl
     )
     const source = isPartitionedSource(config.source) ? config.source : withCheckpoint(config.source, config.checkpoint!, prepared!.loaded)
     const emit = config.onEvent ?? (() => Effect.void)
@@ -342,7 +343,7 @@ export const run = <E, R, E2 = never, R2 = never>(
     if (prepared !== undefined) {
       yield* emit(
         prepared.resumed
-          ? { _tag: "Resumed", run: prepared.run, committed: prepared.loaded.positions }
+          ? { _tag: "Resumed", run: prepared.run, committed: prepared.loaded.positions, movedFrom: prepared.movedFrom }
           : { _tag: "Started", run: prepared.run }
       )
     }

@@ -168,6 +168,31 @@ describe("run identity (tributary ingest)", () => {
     expect(await rowCount(server, datasetId)).toBe(60)
   })
 
+  it("a checkpoint names the service's address: a resume elsewhere says where the run sent before", async () => {
+    const other = await startServe(["--port", "0", "--api-key", key])
+    try {
+      const first = await startServe(["--port", "0", "--api-key", key])
+      let datasetId: string
+      const file = join(dir, "moved.ndjson")
+      try {
+        datasetId = await dataset(first)
+        writeFileSync(file, lines(50, "a"))
+        expect((await ingestFile(first, file, datasetId)).code).toBe(0)
+      } finally {
+        await first.stop()
+      }
+      // The same dataset number on the other server (both fresh, made the same way).
+      expect(await dataset(other)).toBe(datasetId)
+      writeFileSync(file, lines(50, "a") + lines(20, "b"))
+      const moved = await ingestFile(other, file, datasetId)
+      expect(moved.code, moved.stderr).toBe(0)
+      expect(moved.stderr).toContain(`it sent to ${first.url} before, to another address now`)
+      expect(moved.stdout).toContain("read 20 lines: 20 stored")
+    } finally {
+      await other.stop()
+    }
+  })
+
   it("--max-dead-letters takes a count or a share; 100% never stops; the summary names the top reasons", async () => {
     const datasetId = await dataset(server)
     const file = join(dir, "bad.ndjson")

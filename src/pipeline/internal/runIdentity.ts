@@ -44,6 +44,8 @@ export interface PreparedRun {
   /** Undefined for a checkpoint without an identity (written before runs had one). */
   readonly run: RunRecord | undefined
   readonly resumed: boolean
+  /** The base address the run sent to before, when it differs from this one's. */
+  readonly movedFrom?: string | undefined
 }
 
 const hasProgress = (checkpoint: Checkpoint) => Object.keys(checkpoint.positions).length > 0 || checkpoint.cuts.length > 0
@@ -80,7 +82,8 @@ export const prepareRun = <E, R>(
   source: Source<E, R, unknown>,
   checkpoint: CheckpointStore,
   destination: Destination,
-  restartHint: string
+  restartHint: string,
+  baseUrl?: string | undefined
 ): Effect.Effect<PreparedRun, E | CheckpointError | CheckpointMismatch, R> =>
   Effect.gen(function*() {
     const loaded = yield* checkpoint.load
@@ -90,14 +93,20 @@ export const prepareRun = <E, R>(
     if (loaded.run !== undefined) {
       const wrong = mismatch(loaded.run, destination, identity)
       if (wrong !== undefined) return yield* Effect.fail(new CheckpointMismatch({ reason: `${wrong}: ${restartHint}` }))
-      return { loaded, run: loaded.run, resumed: hasProgress(loaded) || loaded.run.totals !== undefined }
+      const before = loaded.run.destination.baseUrl
+      return {
+        loaded,
+        run: loaded.run,
+        resumed: hasProgress(loaded) || loaded.run.totals !== undefined,
+        movedFrom: before !== undefined && baseUrl !== undefined && before !== baseUrl ? before : undefined
+      }
     }
     // Written before runs had an identity: resumed as it always was.
     if (hasProgress(loaded) || checkpoint.writeRun === undefined) return { loaded, run: undefined, resumed: hasProgress(loaded) }
     const run: RunRecord = {
       id: randomUUID(),
       startedAt: new Date().toISOString(),
-      destination: { datasetId: String(destination.datasetId), api: destination.api ?? "v2" },
+      destination: { datasetId: String(destination.datasetId), api: destination.api ?? "v2", baseUrl },
       source: identity
     }
     yield* checkpoint.writeRun(run)

@@ -18,7 +18,7 @@ import {
   maxPendingBytesOption as maxPendingBytes,
   keyOrderOption as keyOrder,
   maxDeadLettersOption,
-  maxPendingOption as maxPending,
+  maxPendingOption,
   positiveInteger,
   retriesOption as retries
 } from "./options.js"
@@ -205,6 +205,7 @@ const lease = positiveInteger("lease-seconds").pipe(
 )
 
 const maxDeadLetters = maxDeadLettersOption("10%")
+const maxPending = maxPendingOption()
 
 /** A usage problem found past option parsing: said on stderr, exit 2 (as @effect/cli's own). */
 const usage = (message: string) =>

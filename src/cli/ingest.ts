@@ -18,7 +18,7 @@ import {
   maxPendingBytesOption as maxPendingBytes,
   keyOrderOption as keyOrder,
   maxDeadLettersOption,
-  maxPendingOption as maxPending,
+  maxPendingOption,
   positiveInteger,
   restartOption as restart,
   retriesOption as retries
@@ -180,6 +180,7 @@ const checkpoint = Options.text("checkpoint").pipe(
   Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
 )
 const maxDeadLetters = maxDeadLettersOption("10%")
+const maxPending = maxPendingOption()
 const maxLineBytes = positiveInteger("max-line-bytes").pipe(
   Options.withDefault(Ndjson.defaultMaxLineBytes),
   Options.withDescription("Longer lines are dead-lettered")

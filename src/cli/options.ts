@@ -55,12 +55,13 @@ export const concurrencyOption = Options.text("concurrency").pipe(
  *
  * @since 0.2.0
  */
-export const maxPendingOption = positiveInteger("max-pending").pipe(
-  Options.withDefault(defaultMaxPending.batches),
-  Options.withDescription(
-    `Batches pending at once (sent and followed to their end, or held back behind an earlier batch of the same keys); the source is read no further while this many are pending (default ${defaultMaxPending.batches})`
+export const maxPendingOption = (fallback: number = defaultMaxPending.batches) =>
+  positiveInteger("max-pending").pipe(
+    Options.withDefault(fallback),
+    Options.withDescription(
+      `Batches pending at once (sent and followed to their end, or held back behind an earlier batch of the same keys); the source is read no further while this many are pending (default ${fallback})`
+    )
   )
-)
 
 /**
  * `--max-pending-bytes SIZE`: bytes of records held by pending batches (`64mb`, `512kb`, bytes).

@@ -279,7 +279,9 @@ export const runUntilStopped = <E2 = never, R2 = never>(
   Effect.gen(function*() {
     // A daemon: the caller's fiber is what the signal interrupts, and the run must outlive
     // that interruption long enough to drain.
-    const running = yield* Effect.forkDaemon(run(client, config))
+    // Every batch pending past a partition's commit keeps its cut in the committed offset's
+    // metadata (4096 characters at the broker): fewer pending batches than `run`'s default.
+    const running = yield* Effect.forkDaemon(run(client, { ...config, maxPending: config.maxPending ?? { batches: 256 } }))
     const drain = Effect.gen(function*() {
       if (config.onStop !== undefined) yield* config.onStop
       yield* config.source.stop

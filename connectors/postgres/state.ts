@@ -227,7 +227,13 @@ export const file = (path: string, source: string): BackfillState => {
           state = loaded
           return loaded.plan
         }
-        const next: Plan = { ...(yield* plan(previous)), generation: (previous?.plan.generation ?? 0) + 1, run: randomUUID() }
+        // A new generation is a fresh run into the same dataset (an incremental backfill goes on).
+        const next: Plan = {
+          ...(yield* plan(previous)),
+          generation: (previous?.plan.generation ?? 0) + 1,
+          run: randomUUID(),
+          destination: previous?.plan.destination
+        }
         if (previous !== undefined && next.since === null) {
           // Without a since column a done backfill stays done: the same command sends nothing.
           state = loaded
@@ -383,14 +389,21 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
             done: rows.every((r: any) => r.done)
           }
           if (previous !== undefined && !previous.done) return previous.plan
-          const next: Plan = { ...(yield* make(previous)), generation: (previous?.plan.generation ?? 0) + 1, run: randomUUID() }
+          // A new generation is a fresh run into the same dataset (an incremental backfill goes on).
+          const next: Plan = {
+            ...(yield* make(previous)),
+            generation: (previous?.plan.generation ?? 0) + 1,
+            run: randomUUID(),
+            destination: previous?.plan.destination
+          }
           if (previous !== undefined && next.since === null) return previous.plan
           yield* q("clear old generations", `DELETE FROM ${name} WHERE source = $1`, [source])
           for (const p of next.partitions) {
             yield* q(
               "write the plan",
-              `INSERT INTO ${name} (source, generation, partition, lower_key, upper_key, incremental, since_after, since_through, estimate, run)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+              `INSERT INTO ${name} (source, generation, partition, lower_key, upper_key, incremental, since_after, since_through, estimate, run,
+                 destination)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
               [
                 source,
                 next.generation,
@@ -401,7 +414,8 @@ export const table = (pool: pg.Pool, options: TableOptions): BackfillState => {
                 next.since?.after ?? null,
                 next.since?.through ?? null,
                 next.estimate,
-                next.run
+                next.run,
+                next.destination ?? null
               ]
             )
           }

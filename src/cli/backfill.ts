@@ -95,7 +95,12 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       if (options.createDataset !== undefined) {
         // The dataset the interrupted (or finished) run created: the same command goes on into it.
         datasetId = bound
-        yield* Console.log(`resuming ${generation} into dataset ${bound}, which it created`)
+        const finished = yield* Effect.either(source.ensureFinished)
+        yield* Console.log(
+          finished._tag === "Right"
+            ? `${generation} into dataset ${bound}, which it created, is finished: nothing new to send`
+            : `resuming ${generation} into dataset ${bound}, which it created`
+        )
       } else if (datasetId !== bound) {
         return yield* refuse(bound)
       } else if (source.remaining > 0 || source.plan.partitions.length > 0) {

@@ -313,6 +313,36 @@ describe("backfill identity", () => {
     expect(run2).not.toBe(run1)
   }, 60_000)
 
+  it("an incremental backfill with --create-dataset: the next generation goes on into the dataset it created, a run with nothing new says so", async () => {
+    const table = `${db.name}.incremental`
+    await db.sql(`CREATE TABLE ${table} (id int PRIMARY KEY, v text NOT NULL, changed int NOT NULL)`)
+    await db.sql(`INSERT INTO ${table} SELECT i, 'v' || i, 1 FROM generate_series(1, 500) i`)
+    const source = await dataSource(server, "incremental")
+    const args = [
+      "--table", table, "--key", "id", "--since-column", "changed", "--create-dataset", "incremental", "--data-source", String(source),
+      "--checkpoint", join(dir, "incremental.checkpoint.json"), "--dead-letter", deadLetterPath("incremental"), ...api(server)
+    ]
+    const first = await runBackfill(args)
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(/created dataset \d+/)
+    const datasets = await datasetsOf(server, source)
+    expect(datasets).toHaveLength(1)
+
+    await db.sql(`INSERT INTO ${table} SELECT i, 'v' || i, 2 FROM generate_series(501, 700) i`)
+    const second = await runBackfill(args)
+    expect(second.code, second.stderr).toBe(0)
+    expect(second.stdout).not.toContain("created dataset")
+    expect(second.stdout).toContain(`into dataset ${datasets[0]}, which it created`)
+    expect(second.stdout).toContain("read 200 rows: 200 stored")
+    expect(await datasetsOf(server, source)).toEqual(datasets)
+    await expectRows(server, datasets[0]!, 700, "v")
+
+    const third = await runBackfill(args)
+    expect(third.code, third.stderr).toBe(0)
+    expect(third.stdout).toContain("read 0 rows")
+    expect(await datasetsOf(server, source)).toEqual(datasets)
+  }, 60_000)
+
   it("a checkpoint file written before runs had an identity (no run, no destination) resumes with its old keys and finishes", async () => {
     const rows = 20_000
     const table = await simpleTable("old_file", rows)

@@ -192,6 +192,8 @@ export const withCheckpoint = <E, R, Resume>(
  */
 export const toPartitioned = <E, R, Resume>(
   source: Source<E, R, Resume> | PartitionedSource<E, R, Resume>,
-  checkpoint: CheckpointStore | undefined
+  checkpoint: CheckpointStore | undefined,
+  /** The checkpoint as already loaded (see `withCheckpoint`). */
+  loaded?: Checkpoint | undefined
 ): PartitionedSource<E | CheckpointError, R, Resume> | undefined =>
-  isPartitionedSource(source) ? source : checkpoint === undefined ? undefined : withCheckpoint(source, checkpoint)
+  isPartitionedSource(source) ? source : checkpoint === undefined ? undefined : withCheckpoint(source, checkpoint, loaded)

@@ -146,17 +146,30 @@ export const deliverBatch = (
 }
 
 /**
- * A delivery for hand-made pipelines: posts straight through `options.exchanges`, and a
- * tracker that lives as long as the scope.
+ * A delivery whose tracker lives as long as the scope: posts through `postExchanges` (a run's
+ * limited ones) or `exchanges`, polls through `exchanges`.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const makeDelivery = (options: DeliveryOptions) =>
+export const makeDelivery = (
+  options: DeliveryOptions & {
+    readonly postExchanges?: Exchanges | undefined
+    /** The run identity of a partition's batches (part of their keys). */
+    readonly runOf?: ((partition: string) => string | undefined) | undefined
+  }
+) =>
   Effect.gen(function*() {
-    const wire = ingestWire(options.destination.api ?? "v2", options.destination.datasetId)
+    const { destination } = options
+    const wire = ingestWire(destination.api ?? "v2", destination.datasetId)
     const tracker = yield* makeTracker({ exchanges: options.exchanges, wire, poll: options.poll ?? defaultPoll })
-    const post = makePost({ exchanges: options.exchanges, wire, datasetId: options.destination.datasetId, sourceName: options.sourceName })
+    const post = makePost({
+      exchanges: options.postExchanges ?? options.exchanges,
+      wire,
+      datasetId: destination.datasetId,
+      sourceName: options.sourceName,
+      runOf: options.runOf
+    })
     return { post, tracker } satisfies Delivery
   })
 

@@ -8,31 +8,29 @@
  * @since 0.1.0
  */
 import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, Option, Schedule, Stream } from "effect"
+import { statusOf } from "../api/errors.js"
 import type { TributaryClientService } from "../client/Client.js"
 import { makeBatcher } from "./batch.js"
 import type { CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
 import {
-  defaultPoll,
   deliverBatch,
   deliveredBatch,
   deliveredLetter,
   type Delivery,
   type DeliveryError,
-  type Destination
+  type Destination,
+  makeDelivery
 } from "./deliver.js"
 import type { PipelineEvent, Progress } from "./events.js"
 import { CommitTracker } from "./internal/commitTracker.js"
 import { Commits } from "./internal/commits.js"
 import { type Limiter, makeLimiter } from "./internal/concurrencyLimit.js"
-import { makePost } from "./internal/ingest.js"
-import { ingestWire } from "./internal/ingestWire.js"
 import { OutageWatch } from "./internal/outage.js"
 import { type Counters, type Gauges, makeCounters, snapshot } from "./internal/progress.js"
 import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
-import { makeTracker } from "./internal/tracking.js"
-import { isPartitionedSource, isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, withCheckpoint } from "./Source.js"
+import { isPartitionedSource, isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, toPartitioned } from "./Source.js"
 import { CheckpointMismatch, prepareRun, type PreparedRun, withTotals } from "./internal/runIdentity.js"
 import * as Typed from "./Typed.js"
 import { checkElement, type DatasetSchema } from "./validate.js"
@@ -224,29 +222,12 @@ const pathId = (datasetId: string | number): Effect.Effect<number | string, Sche
   return Effect.fail(new SchemaError({ reason: `dataset id '${text}' is neither a dataset number nor a UUID` }))
 }
 
-/** The wire errors' statuses, by their tags (`src/api/errors.ts`). */
-const statusOfTag: Readonly<Record<string, number>> = {
-  BadRequest: 400,
-  Unauthorized: 401,
-  Forbidden: 403,
-  NotFound: 404,
-  RequestTimeout: 408,
-  Conflict: 409,
-  PayloadTooLarge: 413,
-  UnsupportedMediaType: 415,
-  Unprocessable: 422,
-  TooManyRequests: 429,
-  HeadersTooLarge: 431,
-  InternalServerError: 500,
-  ServiceUnavailable: 503
-}
-
 /** A typed client's failure in one line: the service's status and first message, or what went wrong. */
 const clientFailure = (error: { readonly _tag: string; readonly message?: string }): string => {
   const errors = (error as { readonly errors?: ReadonlyArray<{ readonly message?: unknown }> }).errors
   if (Array.isArray(errors)) {
     const message = typeof errors[0]?.message === "string" ? errors[0].message : "no reason given"
-    return `the service answered ${statusOfTag[error._tag] ?? error._tag}: ${message}`
+    return `the service answered ${(statusOf as Readonly<Record<string, number>>)[error._tag] ?? error._tag}: ${message}`
   }
   if (error._tag === "ParseError") {
     return `the service answered with what the contract does not allow: ${(error.message ?? "").split("\n").slice(0, 3).join(" ")}`
@@ -330,7 +311,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       config.restartHint ?? "start over with a fresh checkpoint",
       client.baseUrl
     )
-    const source = isPartitionedSource(config.source) ? config.source : withCheckpoint(config.source, config.checkpoint!, prepared!.loaded)
+    const source = toPartitioned(config.source, config.checkpoint, prepared?.loaded)!
     const emit = config.onEvent ?? (() => Effect.void)
 
     // The state of the run, each piece a module of its own.
@@ -491,16 +472,17 @@ const makeRunDelivery = (
   outages: OutageWatch,
   poll: PipelineConfig<any, any>["poll"]
 ) =>
-  Effect.gen(function*() {
-    const wire = ingestWire(destination.api ?? "v2", destination.datasetId)
-    const limited = Option.match(client.attempts, {
+  makeDelivery({
+    destination,
+    sourceName,
+    runOf,
+    poll,
+    exchanges: outages.watch(client.exchanges),
+    postExchanges: outages.watch(Option.match(client.attempts, {
       // Traced requests retry inside the platform client: the limit then times whole sequences.
       onNone: () => limiter.wrap(client.exchanges),
       onSome: (attempts) => client.retrying(limiter.wrap(attempts))
-    })
-    const tracker = yield* makeTracker({ exchanges: outages.watch(client.exchanges), wire, poll: poll ?? defaultPoll })
-    const post = makePost({ exchanges: outages.watch(limited), wire, datasetId: destination.datasetId, sourceName, runOf })
-    return { post, tracker } satisfies Delivery
+    }))
   })
 
 /** Announces the adaptive limit when it moves (checked each 250 ms). */

@@ -57,6 +57,7 @@ export {
   type DeliveredUnit,
   type Element,
   elementPosition,
+  type KeyValue,
   type MalformedElement,
   type Position,
   type Problem,

@@ -217,6 +217,17 @@ export class CheckpointError extends Data.TaggedError("CheckpointError")<{
 // Checked elements and batches
 
 /**
+ * A record's primary-key value as the service compares keys: `1` and `"1"` differ. The value
+ * itself for a one-column key of a string or a number (a `Map` tells `1` and `"1"` apart, and
+ * a number key costs no string), else the JSON text of the values in key order
+ * (`primaryKeyOf`). One dataset's records all take the same form.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type KeyValue = string | number
+
+/**
  * A record ready to send, with its JSON text, or a dead letter. A valid record keeps only its
  * text: the parsed value is let go right after the check, so that it dies young (records
  * that wait long, as whole parsed objects, are what the garbage collector pays for).
@@ -230,8 +241,8 @@ export type Checked =
     readonly seq: number
     readonly position: Position
     readonly json: string
-    /** Its primary-key value as the service compares it (`primaryKeyOf`), when the dataset has a key. */
-    readonly key?: string | undefined
+    /** Its primary-key value as the service compares it (`keyValueOf`), when the dataset has a key. */
+    readonly key?: KeyValue | undefined
   }
   | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }
   /** Dropped on purpose by a typed stage: nothing to send, committed like the rest. */
@@ -250,7 +261,7 @@ export interface BatchRecord {
   readonly position: Position
   readonly json: string
   /** Its primary-key value, when the dataset has a key: batches that share one are sent in order. */
-  readonly key?: string | undefined
+  readonly key?: KeyValue | undefined
 }
 
 /**

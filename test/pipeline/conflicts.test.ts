@@ -86,4 +86,43 @@ describe("Conflicts", () => {
     expect(conflicts.done(a)).toEqual([])
     expect(conflicts.ready(conflicts.add("c", "0", ["[1]"]))).toBe(true)
   })
+
+  it("a key value is itself: 1 and \"1\" are different keys", () => {
+    const conflicts = new Conflicts<string>()
+    conflicts.add("a", "0", [1])
+    expect(conflicts.ready(conflicts.add("b", "0", ["1"]))).toBe(true)
+    expect(conflicts.ready(conflicts.add("c", "0", [1]))).toBe(false)
+  })
+
+  it("a done holder makes no one wait; done holders are swept out, and a partition with nothing pending holds no keys", () => {
+    const conflicts = new Conflicts<number>()
+    // One batch pending throughout keeps the partition's map; 100 keys a batch, all done at once.
+    const keeper = conflicts.add(-1, "0", ["kept"])
+    for (let n = 0; n < 1000; n++) {
+      const ticket = conflicts.add(n, "0", Array.from({ length: 100 }, (_, i) => n * 100 + i))
+      expect(conflicts.ready(ticket)).toBe(true)
+      conflicts.done(ticket)
+      // Bounded: at most twice the sweep's floor, whatever went through.
+      expect(conflicts.heldKeys("0")).toBeLessThanOrEqual(2 * 4096)
+    }
+    // A later batch with a key of a done batch goes at once; one with the pending key waits.
+    expect(conflicts.ready(conflicts.add(1001, "0", [99_999]))).toBe(true)
+    const waits = conflicts.add(1002, "0", ["kept"])
+    expect(conflicts.ready(waits)).toBe(false)
+    expect(conflicts.done(keeper).map((t) => t.item)).toEqual([1002])
+    conflicts.done(waits)
+    expect(conflicts.heldKeys("0")).toBeGreaterThan(0) // 1001 is still pending
+    conflicts.done(conflicts.add(1003, "0", []))
+    expect(conflicts.size).toBe(1)
+  })
+
+  it("drops a partition's keys once none of its batches is pending", () => {
+    const conflicts = new Conflicts<string>()
+    const a = conflicts.add("a", "0", ["x", "y"])
+    const b = conflicts.add("b", "0", ["z"])
+    conflicts.done(a)
+    expect(conflicts.heldKeys("0")).toBe(3)
+    conflicts.done(b)
+    expect(conflicts.heldKeys("0")).toBe(0)
+  })
 })

@@ -20,7 +20,7 @@
  *
  * @internal
  */
-import type { Position } from "../vocabulary.js"
+import type { KeyValue, Position } from "../vocabulary.js"
 import { dayMillis, endIsoMillis, firstIsoMillis } from "./fieldByField.js"
 
 /**
@@ -314,7 +314,7 @@ export class WrittenRecord {
     readonly position: Position,
     readonly text: Written,
     /** Its primary-key value (see `Checked`), when the dataset has a key. */
-    readonly key?: string | undefined
+    readonly key?: KeyValue | undefined
   ) {}
   get json(): string {
     return decoder.decode(this.text.buffer.subarray(this.text.start, this.text.end))

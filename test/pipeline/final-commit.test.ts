@@ -59,4 +59,53 @@ describe("the run's final commit", () => {
       expect(progress.read).toBe(160)
       expect(Object.fromEntries(committed)).toEqual(Object.fromEntries(partitions.map((p) => [p, 19])))
     }))
+
+  it.scopedLive("a position is written as soon as it waits and no write is under way, then no sooner than commitInterval after the last write", () =>
+    Effect.gen(function*() {
+      const server = yield* scriptedServer((arrival) => (_a, res) =>
+        arrival.method === "POST"
+          ? json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued" } })
+          : json(res, 200, {
+            requestId: "r",
+            status: "success",
+            data: { status: "success", errors: null, summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } } }
+          })
+      )
+      const client = yield* Effect.map(
+        Layer.build(TributaryClient.layer({ baseUrl: server.url, apiKey: Redacted.make("k"), retry: { maxRetries: 0 } })),
+        Context.get(TributaryClient)
+      )
+      const started = Date.now()
+      const commits: Array<{ readonly offset: number; readonly at: number }> = []
+      const writer = {
+        recordCuts: (_cuts: ReadonlyArray<BatchCut>) => Effect.void,
+        commit: (position: Position) => Effect.sync(() => commits.push({ offset: position.offset, at: Date.now() - started }))
+      }
+      // One record now, one 400 ms later, one 800 ms later: each its own batch (linger 10 ms).
+      const record = (offset: number): SourceEvent => ({ _tag: "Record", position: { partition: "p", offset }, value: { id: `r${offset}` } })
+      const source: PartitionedSource = {
+        _tag: "PartitionedSource",
+        name: "quiet-stream",
+        events: Stream.concat(
+          Stream.make<Array<SourceEvent>>({ _tag: "Assigned", assignments: [{ partition: "p", committed: undefined, cuts: [], checkpoint: writer }] }, record(0)),
+          Stream.fromEffect(Effect.as(Effect.sleep("400 millis"), record(1))).pipe(
+            Stream.concat(Stream.fromEffect(Effect.as(Effect.sleep("400 millis"), record(2))))
+          )
+        )
+      }
+      yield* run(client, {
+        source,
+        destination: { datasetId: "00000000-0000-4000-8000-000000000000" },
+        schema,
+        deadLetters: yield* DeadLetter.memory,
+        commitInterval: "1 minute",
+        batch: { max: 5, linger: "10 millis" },
+        poll: { initial: "1 millis", max: "5 millis" }
+      })
+      // The first at once (not a minute later); the second waits for the interval, so only the
+      // run's final write has the last; nothing in between.
+      expect(commits.map((c) => c.offset)).toEqual([0, 2])
+      expect(commits[0]!.at).toBeLessThan(300)
+      expect(commits[1]!.at).toBeGreaterThanOrEqual(800)
+    }))
 })

@@ -1,7 +1,9 @@
 /**
  * Ownership and commits: where each assigned partition's cuts and commits are written, which
- * partitions were given up, and the committer that writes the highest contiguous delivered
- * position of each partition every `commitInterval`.
+ * partitions were given up, and what the committer writes: the highest contiguous delivered
+ * position of each partition. The committer (`run`) writes as soon as a position waits and no
+ * write is under way, then at most once every `commitInterval`: a fixed interval added half of
+ * itself to every message's latency on average, and most of the wait of a quiet stream.
  *
  * A partition given up and not assigned again drops a commit or a cut that was still on its
  * way (the committer had taken it, or its last batch landed after the drain): the new owner
@@ -10,7 +12,7 @@
  * @since 0.2.0
  * @internal
  */
-import { Effect } from "effect"
+import { Deferred, Effect, Exit, FiberId } from "effect"
 import type { PipelineEvent } from "../events.js"
 import type { Assignment, CheckpointWriter } from "../Source.js"
 import type { BatchCut, CheckpointError, DeliveredUnit, Position } from "../vocabulary.js"
@@ -28,6 +30,8 @@ export class Commits {
   private readonly runs = new Map<string, string>()
   /** Positions waiting to be written; the committer writes the latest of each partition. */
   private readonly toCommit = new Map<string, Position>()
+  /** Opened when a position comes to wait while the committer waits for one. */
+  private arrived: Deferred.Deferred<void> | undefined = undefined
 
   constructor(
     readonly sourceName: string,
@@ -87,8 +91,19 @@ export class Commits {
   delivered(done: DeliveredUnit): void {
     if (this.given.has(done.partition)) return
     const position = this.tracker.delivered(done.partition, done.fromSeq, done.toSeq, done.lastPosition)
-    if (position !== undefined) this.toCommit.set(done.partition, position)
+    if (position === undefined) return
+    this.toCommit.set(done.partition, position)
+    const arrived = this.arrived
+    if (arrived !== undefined) {
+      this.arrived = undefined
+      Deferred.unsafeDone(arrived, Exit.void)
+    }
   }
+
+  /** Waits until a position waits to be written. */
+  readonly waiting: Effect.Effect<void> = Effect.suspend(() =>
+    this.toCommit.size > 0 ? Effect.void : Deferred.await(this.arrived ??= Deferred.unsafeMake<void>(FiberId.none))
+  )
 
   private write(position: Position): Effect.Effect<void, CheckpointError> {
     const writer = this.writerOf(position.partition)

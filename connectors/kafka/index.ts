@@ -27,7 +27,7 @@ import type { TributaryClientService } from "../../src/client/Client.js"
 import type { Progress } from "../../src/pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
 import type { DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
-import { DeadLetterError } from "../../src/pipeline/DeadLetter.js"
+import { DeadLetterError, encodeLetter } from "../../src/pipeline/DeadLetter.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, CheckpointWriter, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
 import { CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
@@ -309,7 +309,7 @@ export const deadLetterTopic = (topic: string): Effect.Effect<DeadLetterSink, ne
       const at = new Date().toISOString()
       return client.produce(
         topic,
-        letters.map((letter) => ({ key: letter.position.partition, value: JSON.stringify({ ...letter, at }) }))
+        letters.map((letter) => ({ key: letter.position.partition, value: encodeLetter(letter, at) }))
       ).pipe(Effect.mapError((error) => new DeadLetterError({ reason: error.reason, cause: error })))
     }
   }))

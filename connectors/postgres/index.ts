@@ -282,7 +282,6 @@ const integerOids = new Set<number>([Oid.int2, Oid.int4, Oid.int8])
 
 type Item = QueueItem<SourceEvent<PostgresResume>, PostgresError | CheckpointError>
 
-const shown = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text)
 
 /**
  * The name of a source over `relation` (part of every idempotency key): the database and
@@ -404,7 +403,8 @@ export const make = (
             _tag: "Malformed",
             position,
             problem: { code: converted.code, field: names[i]!, message: `row ${keyText}: column ${names[i]}: ${converted.message}` },
-            raw: shown(JSON.stringify(Object.fromEntries(names.map((name, j) => [name, row[j]]))))
+            // Whole: a replay of the letter needs the row as read.
+            raw: JSON.stringify(Object.fromEntries(names.map((name, j) => [name, row[j]])))
           }
         }
         record[names[i]!] = converted

@@ -332,7 +332,13 @@ export const run = <E, R, E2 = never, R2 = never>(
     const outages = new OutageWatch(config.rideOutOutages ?? false, emit)
     const limiter = yield* makeLimiter(settings.limit)
     const delivery = yield* makeRunDelivery(client, destination, source.name, (partition) => commits.runOf(partition), limiter, outages, config.poll)
-    const letters: Letters = { sink: config.deadLetters, counters, emit, limit: config.maxDeadLetters }
+    const letters: Letters = {
+      sink: config.deadLetters,
+      counters,
+      emit,
+      limit: config.maxDeadLetters,
+      stamp: stampLetter(source.name, (partition) => commits.runOf(partition), String(destination.datasetId))
+    }
     if (prepared !== undefined) {
       yield* emit(
         prepared.resumed
@@ -567,7 +573,17 @@ interface Letters {
   readonly counters: Counters
   readonly emit: (event: PipelineEvent) => Effect.Effect<void>
   readonly limit: PipelineConfig<never, never>["maxDeadLetters"]
+  readonly stamp: (letter: DeadLetter) => DeadLetter
 }
+
+/**
+ * A letter with what a replay needs to send it again under keys of its own origin: the
+ * source's name, the run's identity and the dataset (a letter a stage stamped keeps its own).
+ */
+const stampLetter = (source: string, runOf: (partition: string) => string | undefined, dataset: string) => (letter: DeadLetter): DeadLetter =>
+  letter.source !== undefined
+    ? letter
+    : { ...letter, source, run: runOf(letter.position.partition), dataset }
 
 /** The reason a dead letter is counted under: its code, and the field when there is one. */
 const reasonOf = (letter: DeadLetter) => (letter.reason.field === null ? letter.reason.code : `${letter.reason.code} ${letter.reason.field}`)
@@ -593,7 +609,7 @@ const checkLetterLimit = (letters: Letters, atEnd: boolean): Effect.Effect<void,
 
 const writeDeadLetters = (batch: ReadonlyArray<DeadLetter>, letters: Letters): Effect.Effect<void, DeadLetterError | DeadLetterLimit> =>
   batch.length === 0 ? Effect.void : Effect.zipRight(
-    letters.sink.write(batch),
+    letters.sink.write(batch.map(letters.stamp)),
     Effect.suspend(() => {
       const { counters } = letters
       counters.deadLettered += batch.length

@@ -39,6 +39,7 @@ export {
 } from "./Source.js"
 export * as Checkpoint from "./Checkpoint.js"
 export * as DeadLetter from "./DeadLetter.js"
+export * as Replay from "./Replay.js"
 export * as SchemaContract from "./SchemaContract.js"
 export * as Typed from "./Typed.js"
 

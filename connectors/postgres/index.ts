@@ -403,8 +403,12 @@ export const make = (
             _tag: "Malformed",
             position,
             problem: { code: converted.code, field: names[i]!, message: `row ${keyText}: column ${names[i]}: ${converted.message}` },
-            // Whole: a replay of the letter needs the row as read.
-            raw: JSON.stringify(Object.fromEntries(names.map((name, j) => [name, row[j]])))
+            // The row as a record a replay can fix (`--set`, `--drop`): each column as it would
+            // have been sent, the ones that cannot be as the database's text.
+            raw: JSON.stringify(Object.fromEntries(names.map((name, j) => {
+              const value = convert(kinds[j]!, row[j]!)
+              return [name, value instanceof Unrepresentable ? row[j] : value]
+            })))
           }
         }
         record[names[i]!] = converted

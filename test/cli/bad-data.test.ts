@@ -11,7 +11,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { binPath, runCli, startServe, type RunningServer } from "../support/cli.js"
 import { createTopic, groupLag, kafka, startSink, waitFor } from "../support/kafka.js"
-import { kafkaBrokers } from "../support/services.js"
+import { testSchema } from "../support/postgres.js"
+import { databaseUrl, kafkaBrokers } from "../support/services.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-bad-data-"))
 const key = "bad-data-key"
@@ -326,5 +327,43 @@ describe("tributary sink: column added, and replay from a dead-letter topic (rea
     const fresh = await cli(server, [...replay, "--drop", "coupon"])
     expect(fresh.stdout).toContain("replayed 6 letters: 0 stored, already stored earlier 6")
     expect(storedNs(await rows(server, frozen))).toEqual(range(1, 60))
+  })
+})
+
+describe("every source's dead letters round-trip through replay: Postgres (tributary backfill)", { timeout: 240_000 }, () => {
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServe(["--port", "0", "--api-key", key])
+  })
+  afterAll(() => server.stop())
+
+  it("a row with a value the service cannot take is a letter whose fix (--set) stores it, keyed by its origin", async () => {
+    const db = await testSchema()
+    try {
+      await db.sql(`CREATE TABLE ${db.name}.m (id integer PRIMARY KEY, ratio double precision, label text)`)
+      await db.sql(`INSERT INTO ${db.name}.m SELECT i, CASE WHEN i % 10 = 0 THEN 'NaN'::float8 ELSE i / 2.0 END, 'r' || i FROM generate_series(1, 50) i`)
+      const datasetId = await v2Dataset(server, [{ id: "id", dataType: "number" }, { id: "ratio", dataType: "number" }, { id: "label", dataType: "string" }])
+      const deadLetters = join(dir, "backfill.dead-letters.ndjson")
+      const backfill = await cli(server, [
+        "backfill", "--database-url", databaseUrl(), "--table", `${db.name}.m`, "--key", "id", "--dataset", datasetId,
+        "--checkpoint", join(dir, "backfill.checkpoint.json"), "--dead-letter", deadLetters
+      ], 120_000)
+      expect(backfill.code, backfill.stderr).toBe(0)
+      expect(backfill.stdout).toContain("read 50 rows: 45 stored")
+      const written = letters(deadLetters)
+      expect(written.map((l) => [l.reason.code, l.reason.field, l.stage])).toEqual(Array(5).fill(["not_a_number", "ratio", "source"]))
+      // The row as it would have been sent, the bad value as the database's text: replayable.
+      expect(JSON.parse(written[0].raw)).toEqual({ id: 10, ratio: "NaN", label: "r10" })
+      expect(written[0].source).toMatch(/^postgres:/)
+
+      const replay = await cli(server, ["replay", deadLetters, "--set", "ratio=null"])
+      expect(replay.code, replay.stderr).toBe(0)
+      expect(replay.stdout).toContain("replayed 5 letters: 5 stored, 0 dead-lettered again")
+      const stored = await rows(server, datasetId)
+      expect(stored.map((row) => row.id as number).sort((a, b) => a - b)).toEqual(range(1, 50))
+      expect(stored.find((row) => row.id === 30)).toEqual({ id: 30, ratio: null, label: "r30" })
+    } finally {
+      await db.drop()
+    }
   })
 })

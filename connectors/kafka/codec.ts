@@ -55,7 +55,6 @@ export type Decoder = (message: KafkaMessage) => unknown
  */
 export const defaultMaxValueBytes = 1024 * 1024
 
-const shown = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
 
 const where = (m: KafkaMessage) => `topic ${m.topic} partition ${m.partition} offset ${m.offset}`
 
@@ -80,7 +79,8 @@ export const messageElement = (
     _tag: "Malformed",
     position,
     problem: { code, field: null, message: `${where(m)}: ${message}` },
-    raw: shown(raw)
+    // Whole: a replay of the letter needs what was read (it is bounded by the size limit).
+    raw
   })
   if (m.value !== null && m.value.length > options.maxValueBytes) {
     return malformed("value_too_long", `the value is ${m.value.length} bytes, over the ${options.maxValueBytes}-byte limit`, "")

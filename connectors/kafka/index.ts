@@ -22,12 +22,14 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Effect, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
+import { randomUUID } from "node:crypto"
+import { Chunk, Deferred, Effect, Either, Exit, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
 import type { TributaryClientService } from "../../src/client/Client.js"
 import type { Progress } from "../../src/pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
 import type { DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
-import { DeadLetterError } from "../../src/pipeline/DeadLetter.js"
+import { DeadLetterError, encodeLetter } from "../../src/pipeline/DeadLetter.js"
+import * as Replay from "../../src/pipeline/Replay.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, CheckpointWriter, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
 import { CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
@@ -316,9 +318,57 @@ export const deadLetterTopic = (topic: string): Effect.Effect<DeadLetterSink, ne
       const at = new Date().toISOString()
       return client.produce(
         topic,
-        letters.map((letter) => ({ key: letter.position.partition, value: JSON.stringify({ ...letter, at }) }))
+        letters.map((letter) => ({ key: letter.position.partition, value: encodeLetter(letter, at) }))
       ).pipe(Effect.mapError((error) => new DeadLetterError({ reason: error.reason, cause: error })))
     }
+  }))
+
+/**
+ * The dead letters a topic holds now (for `Replay.replay`): every partition read from its
+ * start up to its end as it was when the read began, with a consumer group of its own that
+ * commits nothing (the topic's own groups are left alone). A message that is not a letter
+ * stops the read, naming topic, partition and offset.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const readDeadLetterTopic = (topic: string): Effect.Effect<ReadonlyArray<Replay.StoredLetter>, KafkaError | Replay.ReplayError, KafkaClient> =>
+  Effect.scoped(Effect.gen(function*() {
+    const client = yield* KafkaClient
+    const ends = yield* client.topicEnds(topic)
+    const remaining = new Map(ends.filter((end) => end.end > 0).map((end) => [end.partition, end.end]))
+    const letters: Array<Replay.StoredLetter> = []
+    if (remaining.size === 0) return letters
+    const done = yield* Deferred.make<void, KafkaError | Replay.ReplayError>()
+    yield* client.consume({
+      groupId: `tributary-replay-${randomUUID()}`,
+      topics: [topic],
+      fromBeginning: true,
+      sessionTimeoutMillis: 10_000,
+      handlers: {
+        onBatch: async (batch) => {
+          const end = remaining.get(batch.partition)
+          if (end === undefined) return
+          for (const message of batch.messages) {
+            if (message.offset >= end) break
+            const letter = Replay.decodeLetter(message.value?.toString("utf8") ?? "")
+            if (Either.isLeft(letter)) {
+              const where = `topic ${topic} partition ${batch.partition} offset ${message.offset}`
+              Deferred.unsafeDone(done, Exit.fail(new Replay.ReplayError({ reason: `${where} is not a dead letter: ${letter.left}` })))
+              return
+            }
+            letters.push(letter.right)
+          }
+          if (batch.messages.length > 0 && batch.messages[batch.messages.length - 1]!.offset >= end - 1) remaining.delete(batch.partition)
+          if (remaining.size === 0) Deferred.unsafeDone(done, Exit.void)
+        },
+        onRebalancing: () => {},
+        onAssigned: () => {},
+        onCrash: (error) => void Deferred.unsafeDone(done, Exit.fail(error))
+      }
+    })
+    yield* Deferred.await(done)
+    return letters
   }))
 
 /** Re-exported for sources that name partitions the Kafka way. @since 0.1.0 */

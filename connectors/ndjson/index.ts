@@ -77,7 +77,6 @@ const carriageReturn = 0x0d
 
 // Keeps a byte-order mark: only the first line of a file may start with one, and it is cut there.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
-const shown = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
 
 const asBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -142,7 +141,8 @@ export const framer = (
     _tag: "Malformed",
     position: position(end),
     problem: { code, field: null, message },
-    raw: shown(raw)
+    // Whole: a replay of the letter needs what was read (it is bounded by the size limit).
+    raw
   })
 
   // `number` is already this line's.

@@ -282,7 +282,6 @@ const integerOids = new Set<number>([Oid.int2, Oid.int4, Oid.int8])
 
 type Item = QueueItem<SourceEvent<PostgresResume>, PostgresError | CheckpointError>
 
-const shown = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text)
 
 /**
  * The name of a source over `relation` (part of every idempotency key): the database and
@@ -404,7 +403,12 @@ export const make = (
             _tag: "Malformed",
             position,
             problem: { code: converted.code, field: names[i]!, message: `row ${keyText}: column ${names[i]}: ${converted.message}` },
-            raw: shown(JSON.stringify(Object.fromEntries(names.map((name, j) => [name, row[j]]))))
+            // The row as a record a replay can fix (`--set`, `--drop`): each column as it would
+            // have been sent, the ones that cannot be as the database's text.
+            raw: JSON.stringify(Object.fromEntries(names.map((name, j) => {
+              const value = convert(kinds[j]!, row[j]!)
+              return [name, value instanceof Unrepresentable ? row[j] : value]
+            })))
           }
         }
         record[names[i]!] = converted

@@ -11,6 +11,7 @@ import { TributaryClient, type TributaryClientService } from "../client/Client.j
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { Progress } from "../pipeline/events.js"
 import { fetchSchema, type PipelineConfig, run, SchemaError, topReasons } from "../pipeline/run.js"
+import type { SchemaContract } from "../pipeline/SchemaContract.js"
 import { compareSchemas } from "../pipeline/Typed.js"
 import { connectionOptions, interruptedExitCode, storedText } from "./ingest.js"
 import {
@@ -23,6 +24,7 @@ import {
   retriesOption as retries
 } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
+import { schemaContractOption as schemaContract, schemaSummary } from "./schemaContract.js"
 
 /**
  * What a backfill reads and where it keeps its state.
@@ -39,6 +41,7 @@ export interface BackfillOptions {
   readonly maxPending?: PipelineConfig<never, never>["maxPending"]
   readonly keyOrder?: PipelineConfig<never, never>["keyOrder"]
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
+  readonly schemaContract?: SchemaContract | undefined
 }
 
 /**
@@ -70,7 +73,8 @@ export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
   [
     `read ${progress.read} ${progress.read === 1 ? "row" : "rows"}: ${storedText(progress)}, ` +
     `${progress.rejected} rejected by the service, ${progress.deadLettered} dead-lettered in total`,
-    progress.deadLettered > 0 ? `dead letters: ${deadLetters} (most: ${topReasons(progress.deadLetterReasons)})` : "no dead letters"
+    progress.deadLettered > 0 ? `dead letters: ${deadLetters} (most: ${topReasons(progress.deadLetterReasons)})` : "no dead letters",
+    ...schemaSummary(progress)
   ].join("\n")
 
 /**
@@ -132,7 +136,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       }
     }
     // The table's columns against the dataset's, at once: one message naming every mismatch.
-    const schema = yield* fetchSchema(client, datasetId!)
+    const schema = { ...(yield* fetchSchema(client, datasetId!)), contract: options.schemaContract }
     const mismatches = compareSchemas(
       source.schema.columns.map((column) => ({ ...column, nullable: !source.schema.primaryKey.includes(column.id) })),
       schema,
@@ -240,6 +244,7 @@ export const backfillCommand = Command.make(
     createDataset,
     dataSource,
     lease,
+    schemaContract,
     ...connectionOptions
   },
   (options) =>
@@ -279,7 +284,8 @@ export const backfillCommand = Command.make(
         concurrency: options.concurrency,
         maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
         keyOrder: options.keyOrder,
-        maxDeadLetters: options.maxDeadLetters
+        maxDeadLetters: options.maxDeadLetters,
+        schemaContract: options.schemaContract
       }).pipe(
         Effect.provide(Postgres.layer({ url: options.databaseUrl, maxConnections: (Option.getOrUndefined(options.parallel) ?? options.partitions) + 2 })),
         Effect.onInterrupt(() =>

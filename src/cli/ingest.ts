@@ -24,6 +24,7 @@ import {
   retriesOption as retries
 } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
+import { schemaContractOption as schemaContract, schemaSummary } from "./schemaContract.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
 export const interruptedExitCode = 130
@@ -59,6 +60,7 @@ export interface IngestNdjson {
   /** Start over: the checkpoint is ignored and replaced (a fresh run, new keys). */
   readonly restart?: boolean | undefined
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
+  readonly schemaContract?: PipelineConfig<never, never>["schemaContract"]
 }
 
 /**
@@ -87,6 +89,7 @@ export const ingestNdjson = (
       maxPending: options.maxPending,
       keyOrder: options.keyOrder,
       maxDeadLetters: options.maxDeadLetters,
+      schemaContract: options.schemaContract,
       restartHint: options.checkpointPath === undefined
         ? "give another --checkpoint"
         : `run with --restart to start over into dataset ${options.datasetId} (or give another --checkpoint)`,
@@ -131,6 +134,7 @@ export const summarize = (progress: Progress, paths: { readonly deadLetters: str
     progress.deadLettered > 0
       ? `dead letters: ${paths.deadLetters} (most: ${topReasons(progress.deadLetterReasons)})`
       : "no dead letters",
+    ...schemaSummary(progress),
     paths.checkpoint === undefined ? "no checkpoint (standard input)" : `checkpoint: ${paths.checkpoint}`
   ].join("\n")
 
@@ -205,7 +209,7 @@ export const connectionOptions = {
 /** @since 0.1.0 */
 export const ingestCommand = Command.make(
   "ingest",
-  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, ...connectionOptions },
+  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, schemaContract, ...connectionOptions },
   (options) =>
     Effect.gen(function*() {
       const defaults = defaultPaths(options.input)
@@ -224,7 +228,8 @@ export const ingestCommand = Command.make(
         keyOrder: options.keyOrder,
         maxDeadLetters: options.maxDeadLetters,
         restart: options.restart,
-        maxLineBytes: options.maxLineBytes
+        maxLineBytes: options.maxLineBytes,
+        schemaContract: options.schemaContract
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.zipRight(

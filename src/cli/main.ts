@@ -13,12 +13,13 @@ import { Cause, Console, Effect, Exit } from "effect"
 import { demoCommand } from "./demo.js"
 import { backfillCommand } from "./backfill.js"
 import { ingestCommand, stdinPath } from "./ingest.js"
+import { replayCommand } from "./replay.js"
 import { serveCommand } from "./serve.js"
 import { sinkCommand } from "./sink.js"
 
 const tributary = Command.make("tributary").pipe(
   Command.withDescription("Move records into the Data Ingestion Service, effectively once"),
-  Command.withSubcommands([serveCommand, ingestCommand, sinkCommand, backfillCommand, demoCommand])
+  Command.withSubcommands([serveCommand, ingestCommand, sinkCommand, backfillCommand, replayCommand, demoCommand])
 )
 
 const cli = Command.run(tributary, { name: "tributary", version: "0.1.0" })

@@ -81,6 +81,8 @@ export const sinkRegistry = (status: () => SinkStatus): Registry => {
   total("tributary_records_stored_total", "Records the service stored", (p) => p.accepted)
   total("tributary_records_dead_lettered_total", "Elements written as dead letters", (p) => p.deadLettered)
   total("tributary_records_read_total", "Elements read from the source", (p) => p.read)
+  total("tributary_columns_added_total", "Columns the records added to the dataset (schema contract evolve)", (p) => p.columnsAdded.length)
+  total("tributary_values_discarded_total", "Values a schema contract dropped from records it sent (discard_value)", (p) => p.valuesDiscarded)
   new Gauge({
     name: "tributary_batches_in_flight",
     help: "Batches between the batcher and their commit: sent, followed, or held back",

@@ -26,6 +26,7 @@ import {
   maxPendingOption
 } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
+import { columnAddedLine, schemaContractOption as schemaContract } from "./schemaContract.js"
 
 /**
  * `30s`, `500ms`, `2m` as a duration.
@@ -183,6 +184,7 @@ export const sinkCommand = Command.make(
     saslMechanism,
     saslUsername,
     saslPassword,
+    schemaContract,
     ...connectionOptions
   },
   (options) =>
@@ -230,6 +232,7 @@ export const sinkCommand = Command.make(
         maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
         keyOrder: options.keyOrder,
         maxDeadLetters: options.maxDeadLetters,
+        schemaContract: options.schemaContract,
         // A long-running member waits out an outage of the service, staying in its group.
         rideOutOutages: true,
         drainTimeout: options.drainTimeout,
@@ -239,6 +242,7 @@ export const sinkCommand = Command.make(
           if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
           if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
           if (event._tag === "Assigned") return say(`sink: assigned ${event.partitions.join(", ")}`)
+          if (event._tag === "ColumnAdded") return say(`sink: ${columnAddedLine(event, "offset")}`)
           if (event._tag === "OutageStarted") {
             return say(`sink: the service cannot be reached (${event.outage.cause}); trying again until it answers, committing nothing new`)
           }

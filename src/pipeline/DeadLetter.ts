@@ -33,8 +33,28 @@ export interface DeadLetterSink {
 }
 
 /**
- * Appends dead letters to an NDJSON file, one JSON object per line with `at` (ISO time).
- * After a crash, letters written but not yet committed are written again on resume.
+ * The version of the dead-letter format written now: `v: 2` letters name their source, run and
+ * dataset beside the position, reason, stage and record (or raw text). Letters without `v`
+ * (written before) are read as version 1.
+ *
+ * @since 0.3.0
+ * @category defaults
+ */
+export const formatVersion = 2
+
+/**
+ * A dead letter as one JSON text, the way files and topics hold it: the version first, the
+ * letter, and `at` (ISO time of the write).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const encodeLetter = (letter: DeadLetter, at: string): string => JSON.stringify({ v: formatVersion, ...letter, at })
+
+/**
+ * Appends dead letters to an NDJSON file, one JSON object per line (`encodeLetter`).
+ * After a crash, letters written but not yet committed are written again on resume (a replay
+ * counts such twins once).
  *
  * @since 0.1.0
  * @category constructors
@@ -46,7 +66,7 @@ export const ndjsonFile = (path: string): Effect.Effect<DeadLetterSink> =>
         Effect.tryPromise({
           try: () => {
             const at = new Date().toISOString()
-            return appendFile(path, letters.map((letter) => JSON.stringify({ ...letter, at }) + "\n").join(""))
+            return appendFile(path, letters.map((letter) => encodeLetter(letter, at) + "\n").join(""))
           },
           catch: (cause) => new DeadLetterError({ reason: `cannot write dead letters to ${path}: ${String(cause)}`, cause })
         })

@@ -527,7 +527,9 @@ export const compareSchemas = (
   for (const column of columns) {
     const type = existing.get(column.id)
     if (type === undefined) {
-      if (!dataset.allowNewColumns) mismatches.push(`${column.id}: ${column.dataType} in ${what}, not in the dataset`)
+      // Only a contract given for it lets the dataset gain columns (or drop new keys) here: a
+      // comparison of schemas is strict unless told otherwise.
+      if ((dataset.contract?.columns ?? (dataset.allowNewColumns ? "evolve" : "freeze")) === "freeze") mismatches.push(`${column.id}: ${column.dataType} in ${what}, not in the dataset`)
     } else if (type !== column.dataType) {
       mismatches.push(`${column.id}: ${column.dataType} in ${what}, ${type} in the dataset`)
     } else if (keys.has(column.id) && column.nullable) {

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import type { Column } from "../records.js"
 import type { RunRecord } from "./Checkpoint.js"
 import type { DeadLetter, Position } from "./vocabulary.js"
 
@@ -31,6 +32,12 @@ export interface Progress {
   readonly deadLetterReasons: Readonly<Record<string, number>>
   /** Records a typed stage dropped on purpose (`Typed.filter`, a `flatMap` to nothing): committed, not sent. */
   readonly dropped: number
+  /** Columns the records added to the dataset (schema contract `evolve`), in the order they first appeared. */
+  readonly columnsAdded: ReadonlyArray<Column>
+  /** Values a schema contract dropped (`discard_value`) from records that were sent. */
+  readonly valuesDiscarded: number
+  /** Those values by reason (`unknown_column coupon`, `invalid_type amount`). */
+  readonly discardedReasons: Readonly<Record<string, number>>
   /** Batches taken from the batcher and not yet at a terminal ingestion state (sending, waiting or tracked). */
   readonly inFlight: number
   /** Of those, batches whose ingestion the service accepted and that are followed to their end. */
@@ -76,6 +83,9 @@ export const emptyProgress = (startedAt: number): Progress => ({
   deadLettered: 0,
   deadLetterReasons: {},
   dropped: 0,
+  columnsAdded: [],
+  valuesDiscarded: 0,
+  discardedReasons: {},
   inFlight: 0,
   pending: 0,
   waiting: 0,
@@ -112,6 +122,11 @@ export type PipelineEvent =
     readonly rejected: number
   }
   | { readonly _tag: "DeadLettered"; readonly letter: DeadLetter }
+  /**
+   * The dataset gains a column (schema contract `evolve`): the first record that holds it,
+   * by its position, is on its way to the service (which adds the column when it stores it).
+   */
+  | { readonly _tag: "ColumnAdded"; readonly column: Column; readonly position: Position }
   | { readonly _tag: "Committed"; readonly position: Position }
   /** Partitions handed to the run (a consumer group's assignment). */
   | { readonly _tag: "Assigned"; readonly partitions: ReadonlyArray<string> }

@@ -39,13 +39,15 @@ export {
 } from "./Source.js"
 export * as Checkpoint from "./Checkpoint.js"
 export * as DeadLetter from "./DeadLetter.js"
+export * as Replay from "./Replay.js"
+export * as SchemaContract from "./SchemaContract.js"
 export * as Typed from "./Typed.js"
 
 // The stages, for pipelines composed by hand
 export { batch, type BatchOptions } from "./batch.js"
 export { commit } from "./commit.js"
 export { deliverUnits, DeliveryError, type DeliveryOptions, type Destination } from "./deliver.js"
-export { type DatasetSchema, sequence, type Sequenced, validate } from "./validate.js"
+export { type DatasetSchema, type SchemaObserver, sequence, type Sequenced, validate } from "./validate.js"
 
 // The vocabulary the stages speak
 export {

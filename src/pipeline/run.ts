@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Data, Duration, Effect, Exit, Fiber, Option, Schedule, Stream } from "effect"
+import { Chunk, Clock, Data, Duration, Effect, Either, Exit, Fiber, Option, Schedule, Stream } from "effect"
 import { statusOf } from "../api/errors.js"
 import type { TributaryClientService } from "../client/Client.js"
 import { makeBatcher } from "./batch.js"
@@ -32,6 +32,7 @@ import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
 import { isPartitionedSource, isPartitionEvent, type PartitionedSource, type PartitionEvent, type Source, toPartitioned } from "./Source.js"
 import { CheckpointMismatch, prepareRun, type PreparedRun, withTotals } from "./internal/runIdentity.js"
+import * as SchemaContract from "./SchemaContract.js"
 import * as Typed from "./Typed.js"
 import { checkElement, type DatasetSchema } from "./validate.js"
 import {
@@ -60,6 +61,14 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
   readonly records?: Typed.Records<E2, R2> | undefined
   /** The dataset's schema; read from the service when not given. */
   readonly schema?: DatasetSchema | undefined
+  /**
+   * What to do with records that do not fit the dataset's schema (`SchemaContract`): an object
+   * or its text (`"freeze"`, `"columns=discard_value,data_type=freeze"`). Default: new columns
+   * evolve the dataset (as the service does), a value of the wrong type makes a dead letter.
+   * Typed records (`records`) keep their own, stricter contract: their output schema is checked
+   * against the dataset's at start, so giving one here with them is an error.
+   */
+  readonly schemaContract?: SchemaContract.SchemaContract | string | undefined
   /** Where a `Source`'s positions and cuts live (a `PartitionedSource` brings its own). */
   readonly checkpoint?: CheckpointStore | undefined
   readonly deadLetters: DeadLetterSink
@@ -313,7 +322,10 @@ export const run = <E, R, E2 = never, R2 = never>(
       return yield* Effect.dieMessage(`source ${config.source.name} needs a checkpoint store`)
     }
     const destination = yield* resolveDestination(client, config.destination)
-    const schema = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
+    const contract = yield* contractOfConfig(config)
+    const given = config.schema ?? (yield* fetchSchema(client, config.destination.datasetId))
+    // One object from here on: typed records are written for it, and `checkElement` knows them by it.
+    const schema: DatasetSchema = contract === undefined ? given : { ...given, contract }
     if (config.records !== undefined) yield* checkOutputSchema(config.records, schema, config.destination.datasetId)
     // The run's identity, and the checkpoint's destination and source checked, before anything
     // is sent (and after what could refuse the run at once, so a refused run records nothing).
@@ -333,7 +345,13 @@ export const run = <E, R, E2 = never, R2 = never>(
     const outages = new OutageWatch(config.rideOutOutages ?? false, emit)
     const limiter = yield* makeLimiter(settings.limit)
     const delivery = yield* makeRunDelivery(client, destination, source.name, (partition) => commits.runOf(partition), limiter, outages, config.poll)
-    const letters: Letters = { sink: config.deadLetters, counters, emit, limit: config.maxDeadLetters }
+    const letters: Letters = {
+      sink: config.deadLetters,
+      counters,
+      emit,
+      limit: config.maxDeadLetters,
+      stamp: stampLetter(source.name, (partition) => commits.runOf(partition), String(destination.datasetId))
+    }
     if (prepared !== undefined) {
       yield* emit(
         prepared.resumed
@@ -406,7 +424,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       ? source.events
       : config.records.through(source.events, schema)
     const delivering = Effect.zipRight(
-      pullLoop(checkedElements(elements, schema, commits.tracker, counters), {
+      pullLoop(checkedElements(elements, schema, commits.tracker, counters, emit), {
         batcher,
         max,
         linger,
@@ -449,16 +467,30 @@ export const run = <E, R, E2 = never, R2 = never>(
  * Numbering, the read clock, validation and the counters in one pass over each chunk.
  * Partition events pass through, in their place among the elements (and through the typed
  * stages, which are the same combinators a hand-made pipeline uses). Typed records are written
- * for `schema` by their encode stage, which `check` then trusts.
+ * for `schema` by their encode stage, which `check` then trusts. What the schema's contract
+ * changed (a column added, values dropped) is counted as it is seen, and a column's
+ * `ColumnAdded` event goes out before the chunk that holds its first record moves on.
  */
 const checkedElements = <E, R>(
   elements: Stream.Stream<Typed.Event<unknown>, E, R>,
   schema: DatasetSchema,
   tracker: CommitTracker,
-  counters: Counters
+  counters: Counters,
+  emit: (event: PipelineEvent) => Effect.Effect<void>
 ): Stream.Stream<Checked | PartitionEvent, E, R> => {
-  const check = checkElement(schema)
-  return Stream.mapChunks(elements, (chunk) => {
+  let added: Array<PipelineEvent> = []
+  const check = checkElement(schema, {
+    columnAdded: (column, position) => {
+      counters.columnsAdded = [...counters.columnsAdded, column]
+      added.push({ _tag: "ColumnAdded", column, position })
+    },
+    discarded: (discarded) => {
+      counters.valuesDiscarded += discarded.length
+      const reasons = counters.discardedReasons as Record<string, number>
+      for (const { code, field } of discarded) reasons[`${code} ${field}`] = (reasons[`${code} ${field}`] ?? 0) + 1
+    }
+  })
+  const checked = Stream.mapChunks(elements, (chunk) => {
     const now = Date.now()
     return Chunk.map(chunk, (element) => {
       if (isPartitionEvent(element)) return element
@@ -468,6 +500,42 @@ const checkedElements = <E, R>(
       else if (result._tag === "Skipped") counters.dropped++
       return result
     })
+  })
+  return Stream.mapChunksEffect(checked, (chunk) => {
+    if (added.length === 0) return Effect.succeed(chunk)
+    const events = added
+    added = []
+    return Effect.as(Effect.forEach(events, emit, { discard: true }), chunk)
+  })
+}
+
+/**
+ * The contract a run checks records under: the one given (its text read), none for typed
+ * records (their output schema is theirs; one given with them is refused), or undefined to
+ * keep the schema's own (`DatasetSchema.contract`, the default).
+ */
+const contractOfConfig = (
+  config: PipelineConfig<any, any, any, any>
+): Effect.Effect<SchemaContract.SchemaContract | undefined, SchemaError> => {
+  const given = config.schemaContract
+  if (config.records !== undefined) {
+    return given === undefined
+      // As before contracts: a schema given with `allowNewColumns` lets typed records add columns.
+      ? Effect.succeed(
+        config.schema?.allowNewColumns === true
+          ? { ...SchemaContract.frozenContract, columns: "evolve" as const }
+          : SchemaContract.frozenContract
+      )
+      : Effect.fail(new SchemaError({
+        reason: "a typed job's output schema is its schema contract (checked against the dataset's at start): " +
+          "leave schemaContract out, or change the output schema"
+      }))
+  }
+  if (given === undefined) return Effect.succeed(undefined)
+  if (typeof given !== "string") return Effect.succeed(given)
+  return Either.match(SchemaContract.parse(given), {
+    onLeft: (problem) => Effect.fail(new SchemaError({ reason: `schema contract: ${problem}` })),
+    onRight: Effect.succeed
   })
 }
 
@@ -518,7 +586,17 @@ interface Letters {
   readonly counters: Counters
   readonly emit: (event: PipelineEvent) => Effect.Effect<void>
   readonly limit: PipelineConfig<never, never>["maxDeadLetters"]
+  readonly stamp: (letter: DeadLetter) => DeadLetter
 }
+
+/**
+ * A letter with what a replay needs to send it again under keys of its own origin: the
+ * source's name, the run's identity and the dataset (a letter a stage stamped keeps its own).
+ */
+const stampLetter = (source: string, runOf: (partition: string) => string | undefined, dataset: string) => (letter: DeadLetter): DeadLetter =>
+  letter.source !== undefined
+    ? letter
+    : { ...letter, source, run: runOf(letter.position.partition), dataset }
 
 /** The reason a dead letter is counted under: its code, and the field when there is one. */
 const reasonOf = (letter: DeadLetter) => (letter.reason.field === null ? letter.reason.code : `${letter.reason.code} ${letter.reason.field}`)
@@ -544,7 +622,7 @@ const checkLetterLimit = (letters: Letters, atEnd: boolean): Effect.Effect<void,
 
 const writeDeadLetters = (batch: ReadonlyArray<DeadLetter>, letters: Letters): Effect.Effect<void, DeadLetterError | DeadLetterLimit> =>
   batch.length === 0 ? Effect.void : Effect.zipRight(
-    letters.sink.write(batch),
+    letters.sink.write(batch.map(letters.stamp)),
     Effect.suspend(() => {
       const { counters } = letters
       counters.deadLettered += batch.length

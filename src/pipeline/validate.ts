@@ -5,12 +5,13 @@
  */
 import { Chunk, Stream } from "effect"
 import { dual } from "effect/Function"
-import { checkRecord, type Column, primaryKeyOf, type Row } from "../records.js"
+import { type Column, primaryKeyOf, type Row } from "../records.js"
 import { CommitTracker } from "./internal/commitTracker.js"
+import { decide, defaultContract, type Discarded, evolve, frozenContract, type SchemaContract } from "./SchemaContract.js"
 import { type Written, WrittenRecord } from "./internal/wireBytes.js"
 import { writtenFor, writtenText } from "./internal/wireWriter.js"
 import { isPartitionEvent, type PartitionEvent } from "./Source.js"
-import { type Checked, type Element, elementPosition, type KeyValue } from "./vocabulary.js"
+import { type Checked, type Element, elementPosition, type KeyValue, type Position } from "./vocabulary.js"
 
 export type { Checked } from "./vocabulary.js"
 
@@ -36,8 +37,13 @@ export interface DatasetSchema {
   readonly columns: ReadonlyArray<Column>
   readonly primaryKey: ReadonlyArray<string>
   /**
-   * Whether keys outside the schema are allowed (the service adds them as columns).
-   * Off by default: an unexpected column is usually a mistake upstream.
+   * What to do with records that do not fit (`SchemaContract`): by default new columns evolve
+   * the dataset, as the service does, and a value of the wrong type makes a dead letter.
+   */
+  readonly contract?: SchemaContract | undefined
+  /**
+   * The older switch for new columns: `true` is a contract's `columns: "evolve"`, `false`
+   * `columns: "freeze"`. `contract` wins when both are given.
    */
   readonly allowNewColumns?: boolean | undefined
 }
@@ -46,7 +52,9 @@ export interface DatasetSchema {
  * How a valid record's primary-key value is read for the key order (`internal/conflicts.ts`):
  * undefined for a dataset without a key. A one-column key of a string or a number is its value
  * as it is: building the JSON text (`primaryKeyOf`) cost a string a record and, with the map
- * look-ups it feeds, about 8% of `bench:pipeline`'s CPU.
+ * look-ups it feeds, about 8% of `bench:pipeline`'s CPU. (A boolean key's text `[true]` meets the
+ * string `"[true]"`: two records that differ are then ordered as if they shared a key, which
+ * costs a wait, never an order.)
  *
  * @since 0.2.0
  * @category utils
@@ -62,18 +70,44 @@ export const keyValueOf = (primaryKey: ReadonlyArray<string>): (value: unknown) 
 }
 
 /**
- * Checks one element: malformed elements and invalid records become dead letters with
- * the reason; valid records carry their JSON text for the batch body.
+ * The contract a schema is checked under: its own, or what `allowNewColumns` says, or the
+ * default (new columns evolve).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const contractOf = (schema: DatasetSchema): SchemaContract =>
+  schema.contract ??
+    (schema.allowNewColumns === undefined
+      ? defaultContract
+      : { ...defaultContract, columns: schema.allowNewColumns ? "evolve" : frozenContract.columns })
+
+/**
+ * What checking saw besides each record's verdict: a column the dataset gains (the first
+ * record that holds it, by its position), values a contract dropped.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SchemaObserver {
+  readonly columnAdded?: ((column: Column, position: Position) => void) | undefined
+  readonly discarded?: ((discarded: ReadonlyArray<Discarded>, position: Position) => void) | undefined
+}
+
+/**
+ * Checks one element: malformed elements and records the schema's contract refuses become
+ * dead letters with the reason; records it accepts (values it dropped taken out) carry their
+ * JSON text for the batch body. Under `evolve`, the columns a record adds are known to the
+ * records after it (a later value of another type is a mismatch, as it is at the service),
+ * and the 101st column is refused as the service would refuse it.
  *
  * @since 0.1.0
  * @category utils
  */
-export const checkElement = (schema: DatasetSchema) => {
-  const options = {
-    schema: schema.columns,
-    primaryKey: schema.primaryKey,
-    addUnknownColumns: schema.allowNewColumns ?? false
-  }
+export const checkElement = (schema: DatasetSchema, observer: SchemaObserver = {}) => {
+  const contract = contractOf(schema)
+  // The columns known so far: the dataset's, then those this run's records added.
+  let known = { columns: schema.columns, primaryKey: schema.primaryKey }
   const primaryKey = schema.primaryKey
   // Only keyed datasets order their batches (`internal/conflicts.ts`); a valid record is an object.
   const keyOf = keyValueOf(primaryKey)
@@ -92,13 +126,21 @@ export const checkElement = (schema: DatasetSchema) => {
     if (written[writtenFor] === schema && written[writtenText] !== undefined) {
       return new WrittenRecord(seq, element.position, written[writtenText], keyOf(element.value))
     }
-    const check = checkRecord(element.value, options)
-    if (check._tag === "Invalid") {
+    const decision = decide(element.value, known, contract)
+    if (decision._tag === "Dead") {
       return {
         _tag: "Dead",
         seq,
-        letter: { position: element.position, reason: check.problem, stage: "validate", record: element.value }
+        letter: { position: element.position, reason: decision.problem, stage: "validate", record: element.value }
       }
+    }
+    if (decision.added.length > 0) {
+      known = { ...known, columns: evolve(known.columns, decision.added) }
+      for (const column of decision.added) observer.columnAdded?.(column, element.position)
+    }
+    if (decision.discarded.length > 0) {
+      observer.discarded?.(decision.discarded, element.position)
+      return { _tag: "Valid", seq, position: element.position, json: JSON.stringify(decision.row), key: keyOf(decision.row) }
     }
     return {
       _tag: "Valid",
@@ -139,8 +181,10 @@ export const sequence = <E, R>(self: Stream.Stream<Element | PartitionEvent, E, 
 export const validate: {
   (schema: DatasetSchema): <E, R>(self: Stream.Stream<Sequenced, E, R>) => Stream.Stream<Checked, E, R>
   <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema): Stream.Stream<Checked, E, R>
-} = dual(2, <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema) => {
-  const check = checkElement(schema)
-  // Whole chunks at a time: a per-element effect would cost more than the check itself.
-  return Stream.mapChunks(self, (chunk) => Chunk.map(chunk, ({ element, seq }) => check(element, seq)))
-})
+} = dual(2, <E, R>(self: Stream.Stream<Sequenced, E, R>, schema: DatasetSchema) =>
+  // Each run of the stream starts from the dataset's columns (an evolving contract learns more).
+  Stream.suspend(() => {
+    const check = checkElement(schema)
+    // Whole chunks at a time: a per-element effect would cost more than the check itself.
+    return Stream.mapChunks(self, (chunk) => Chunk.map(chunk, ({ element, seq }) => check(element, seq)))
+  }))

@@ -102,7 +102,7 @@ export interface MalformedElement<Resume = unknown> {
   readonly _tag: "Malformed"
   readonly position: Position<Resume>
   readonly problem: Problem
-  /** The raw element, cut to a readable length. */
+  /** The raw element as read, whole (a dead letter keeps it for a replay). */
   readonly raw: string
 }
 
@@ -148,8 +148,16 @@ export interface DeadLetter {
   readonly stage: "source" | "decode" | "transform" | "encode" | "validate" | "send" | "service"
   /** The record, when there was one. */
   readonly record?: unknown
-  /** The raw element, when it could not be parsed. */
+  /** The raw element, when it could not be parsed: the text as read, whole. */
   readonly raw?: string
+  /**
+   * What a replay needs besides (`run` adds them as it writes a letter): the name of the
+   * source it was read from (the one in its idempotency keys), the identity of the run that
+   * read it (none before runs had one), and the dataset it was on its way to.
+   */
+  readonly source?: string | undefined
+  readonly run?: string | undefined
+  readonly dataset?: string | undefined
 }
 
 // Checkpoints

@@ -40,6 +40,13 @@ describe("sink metrics", () => {
     expect(text).toContain("# TYPE tributary_records_stored_total counter")
   })
 
+  it("schema changes are counted: columns added, values discarded", async () => {
+    const changed = { ...progress, columnsAdded: [{ id: "coupon", dataType: "string" as const }], valuesDiscarded: 4 }
+    const text = await sinkRegistry(() => ({ progress: changed, partitions, ready: true })).metrics()
+    expect(text).toContain("tributary_columns_added_total 1")
+    expect(text).toContain("tributary_values_discarded_total 4")
+  })
+
   it("lag is end minus committed, 0 while either is unknown", () => {
     expect(partitions.map(lagOf)).toEqual([10, 0])
   })

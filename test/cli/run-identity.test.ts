@@ -116,8 +116,8 @@ describe("run identity (tributary ingest)", () => {
     const right = await dataset(server)
     const file = join(dir, "bound.ndjson")
     writeFileSync(file, lines(200, "a"))
-    // Everything is dead-lettered (unknown columns): the run stops loudly, naming the reason.
-    const first = await ingestFile(server, file, wrong)
+    // Everything is dead-lettered (unknown columns, frozen): the run stops loudly, naming the reason.
+    const first = await ingestFile(server, file, wrong, ["--schema-contract", "freeze"])
     expect(first.code).toBe(1)
     expect(first.stderr).toMatch(/dead letters, more than the 10% of the \d+ read allowed \(most: unknown_column n \d+/)
     const second = await ingestFile(server, file, right)

@@ -34,7 +34,11 @@ export interface Gauges {
  * @since 0.2.0
  * @category constructors
  */
-export const makeCounters = (startedAt: number): Counters => ({ ...emptyProgress(startedAt), deadLetterReasons: {} })
+export const makeCounters = (startedAt: number): Counters => ({
+  ...emptyProgress(startedAt),
+  deadLetterReasons: {},
+  discardedReasons: {}
+})
 
 /**
  * The counters with the gauges read at `now`.
@@ -45,6 +49,7 @@ export const makeCounters = (startedAt: number): Counters => ({ ...emptyProgress
 export const snapshot = (counters: Counters, gauges: Gauges, now: number): Progress => ({
   ...counters,
   deadLetterReasons: { ...counters.deadLetterReasons },
+  discardedReasons: { ...counters.discardedReasons },
   oldestUnackedMillis: gauges.oldestUnackedMillis(now),
   inFlight: gauges.inFlight(),
   pending: gauges.pending(),

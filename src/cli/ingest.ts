@@ -3,27 +3,18 @@
  *
  * @since 0.1.0
  */
-import { Args, Command, Options } from "@effect/cli"
+import { existsSync } from "node:fs"
 import type * as FileSystem from "@effect/platform/FileSystem"
-import { Config, Console, Effect, Option } from "effect"
+import { Console, Effect, Redacted } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as Checkpoint from "../pipeline/Checkpoint.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run, topReasons } from "../pipeline/run.js"
-import {
-  concurrencyOption as concurrency,
-  datasetOption as dataset,
-  maxPendingBytesOption as maxPendingBytes,
-  keyOrderOption as keyOrder,
-  maxDeadLettersOption,
-  maxPendingOption,
-  positiveInteger,
-  restartOption as restart,
-  retriesOption as retries
-} from "./options.js"
-import { endProgress, progressDisplay } from "./progress.js"
+import type { ingestOptions } from "./commands.js"
+import { endProgress, progressDisplay, retryNotice } from "./progress.js"
+import type { Values } from "./spec.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
 export const interruptedExitCode = 130
@@ -170,71 +161,48 @@ export const resumedMessage = (
     `${where}${checkpointPath === undefined ? "" : ` (${checkpointPath})`}${earlier}${moved}; --restart starts over`
 }
 
-const input = Args.text({ name: "FILE|-" }).pipe(Args.withDescription("NDJSON file to send, or - for standard input"))
-const deadLetter = Options.text("dead-letter").pipe(
-  Options.optional,
-  Options.withDescription("Where refused records go, one JSON object per line (default: FILE.dead-letters.ndjson)")
-)
-const checkpoint = Options.text("checkpoint").pipe(
-  Options.optional,
-  Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
-)
-const maxDeadLetters = maxDeadLettersOption("10%")
-const maxPending = maxPendingOption()
-const maxLineBytes = positiveInteger("max-line-bytes").pipe(
-  Options.withDefault(Ndjson.defaultMaxLineBytes),
-  Options.withDescription("Longer lines are dead-lettered")
-)
-
 /**
- * `--api-url` / `--api-key`, falling back to `TRIBUTARY_API_URL` / `TRIBUTARY_API_KEY`.
+ * Runs `tributary ingest`.
  *
- * @since 0.1.0
+ * @since 0.3.0
+ * @category running
  */
-export const connectionOptions = {
-  apiUrl: Options.text("api-url").pipe(
-    Options.withFallbackConfig(Config.string("TRIBUTARY_API_URL")),
-    Options.withDescription("Service address (or TRIBUTARY_API_URL)")
-  ),
-  apiKey: Options.redacted("api-key").pipe(
-    Options.withFallbackConfig(Config.redacted("TRIBUTARY_API_KEY")),
-    Options.withDescription("API key (or TRIBUTARY_API_KEY)")
-  )
-}
-
-/** @since 0.1.0 */
-export const ingestCommand = Command.make(
-  "ingest",
-  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, ...connectionOptions },
-  (options) =>
-    Effect.gen(function*() {
-      const defaults = defaultPaths(options.input)
-      const paths = {
-        deadLetters: Option.getOrElse(options.deadLetter, () => defaults.deadLetters),
-        checkpoint: Option.getOrElse(options.checkpoint, () => defaults.checkpoint)
-      }
-      const client = yield* TributaryClient
-      const progress = yield* ingestNdjson(client, {
-        input: options.input,
-        datasetId: options.dataset,
-        deadLetterPath: paths.deadLetters,
-        checkpointPath: paths.checkpoint,
-        concurrency: options.concurrency,
-        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
-        keyOrder: options.keyOrder,
-        maxDeadLetters: options.maxDeadLetters,
-        restart: options.restart,
-        maxLineBytes: options.maxLineBytes
-      }).pipe(
-        Effect.onInterrupt(() =>
-          Effect.zipRight(
-            Effect.flatMap(interruptedMessage(paths.checkpoint), Console.error),
-            Effect.sync(() => (process.exitCode = interruptedExitCode))
-          )
+export const main = (options: Values<typeof ingestOptions>) =>
+  Effect.gen(function*() {
+    const defaults = defaultPaths(options.input)
+    const paths = {
+      deadLetters: options.deadLetter ?? defaults.deadLetters,
+      checkpoint: options.checkpoint ?? defaults.checkpoint
+    }
+    if (!isStdin(options.input) && !existsSync(options.input)) {
+      return yield* Effect.fail(new Ndjson.NdjsonReadError({ reason: `cannot read FILE '${options.input}': there is no such file` }))
+    }
+    const client = yield* TributaryClient
+    const progress = yield* ingestNdjson(client, {
+      input: options.input,
+      datasetId: options.dataset,
+      deadLetterPath: paths.deadLetters,
+      checkpointPath: paths.checkpoint,
+      concurrency: options.concurrency,
+      maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+      keyOrder: options.keyOrder,
+      maxDeadLetters: options.maxDeadLetters,
+      restart: options.restart,
+      maxLineBytes: options.maxLineBytes
+    }).pipe(
+      Effect.onInterrupt(() =>
+        Effect.zipRight(
+          Effect.flatMap(interruptedMessage(paths.checkpoint), Console.error),
+          Effect.sync(() => (process.exitCode = interruptedExitCode))
         )
       )
-      yield* Console.log(summarize(progress, paths))
-    }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
     )
-).pipe(Command.withDescription("Send an NDJSON file (or - for stdin) into a dataset, effectively once"))
+    yield* Console.log(summarize(progress, paths))
+  }).pipe(
+    Effect.provide(TributaryClient.layer({
+      baseUrl: options.apiUrl,
+      apiKey: Redacted.make(options.apiKey),
+      retry: { maxRetries: options.retries },
+      onRetry: retryNotice(process.stderr)
+    }))
+  )

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import type { RetryNotice } from "../client/retry.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
 
 const rate = (progress: Progress, now: number) => {
@@ -64,3 +65,18 @@ export const progressDisplay = (options: {
 export const endProgress = (stream: NodeJS.WriteStream) => Effect.sync(() => {
   if (stream.isTTY === true) stream.write("\n")
 })
+
+/**
+ * One line on `stream` for a retry, while it is being retried: the request, the cause, which
+ * retry of how many and the wait (on a terminal it replaces the progress line, which the next
+ * update redraws).
+ *
+ * @since 0.3.0
+ */
+export const retryNotice = (stream: NodeJS.WriteStream) => (notice: RetryNotice): Effect.Effect<void> =>
+  Effect.sync(() => {
+    stream.write(
+      `${stream.isTTY === true ? "\r\x1b[2K" : ""}tributary: ${notice.request} failed: ${notice.cause}; ` +
+        `retry ${notice.attempt} of ${notice.maxRetries} in ${(notice.waitMillis / 1000).toFixed(1)} s\n`
+    )
+  })

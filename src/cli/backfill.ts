@@ -8,13 +8,14 @@ import { Console, Effect, Redacted } from "effect"
 import * as Postgres from "../../connectors/postgres/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
-import type { Progress } from "../pipeline/events.js"
+import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { fetchSchema, type PipelineConfig, run, SchemaError, topReasons } from "../pipeline/run.js"
 import { compareSchemas } from "../pipeline/Typed.js"
 import type { backfillOptions } from "./commands.js"
 import { UsageError } from "./errors.js"
-import { interruptedExitCode, storedText } from "./ingest.js"
-import { endProgress, progressDisplay, retryNotice } from "./progress.js"
+import { interruptedExitCode, storedText, summaryJson } from "./ingest.js"
+import { metricsFor } from "./metrics.js"
+import { describeOutage, endProgress, progressDisplay, retryNotice } from "./progress.js"
 import type { Values } from "./spec.js"
 
 /**
@@ -32,27 +33,32 @@ export interface BackfillOptions {
   readonly maxPending?: PipelineConfig<never, never>["maxPending"]
   readonly keyOrder?: PipelineConfig<never, never>["keyOrder"]
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
+  /** Told of every event too (the metrics read the progress from it). */
+  readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
 }
 
 /**
- * A line of progress with rows/s and the time left by the planner's estimate.
+ * A line of progress: rows read, stored and dead-lettered, and rows/s of those done (stored
+ * or dead-lettered), with the service's outage when there is one.
  *
  * @since 0.1.0
  */
-export const describeBackfill = (remaining: number) => (progress: Progress, now: number) => {
+export const describeBackfill = (progress: Progress, now: number) => {
   const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
-  const perSecond = progress.read / seconds
-  const left = Math.max(0, remaining - progress.read)
-  const eta = perSecond > 0 && remaining > 0 ? `  ETA ${formatSeconds(left / perSecond)}` : ""
   return `read ${progress.read}  stored ${progress.accepted}  dead-lettered ${progress.deadLettered}  ` +
-    `${Math.round(perSecond)} rows/s${eta}`
+    `${Math.round(rowsDone(progress) / seconds)} rows/s${describeOutage(progress, now)}`
 }
 
-const formatSeconds = (s: number) => {
-  const total = Math.round(s)
-  const m = Math.floor(total / 60)
-  return m === 0 ? `${total}s` : `${m}m${String(total % 60).padStart(2, "0")}s`
-}
+const rowsDone = (progress: Progress) => progress.accepted + progress.deadLettered
+
+/**
+ * The share of a backfill done, by the planner's estimate of the rows to read: rows stored or
+ * dead-lettered, not rows read (undefined without an estimate).
+ *
+ * @since 0.3.0
+ */
+export const backfillDone = (remaining: number) => (progress: Progress): number | undefined =>
+  remaining > 0 ? Math.min(1, rowsDone(progress) / remaining) : undefined
 
 /**
  * The closing summary of a backfill.
@@ -145,6 +151,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       const boundTo = yield* source.bind(datasetId!)
       if (boundTo !== datasetId) return yield* refuse(boundTo)
     }
+    const display = progressDisplay({ stream: process.stderr, done: backfillDone(source.remaining), describe: describeBackfill })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
@@ -154,7 +161,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       keyOrder: options.keyOrder,
       maxDeadLetters: options.maxDeadLetters,
       schema,
-      onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
+      onEvent: (event) => Effect.zipRight(options.onEvent?.(event) ?? Effect.void, display(event)),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
     yield* source.ensureFinished
@@ -168,6 +175,8 @@ const reasonOf = (error: object): string =>
     : "message" in error && typeof error.message === "string"
     ? error.message
     : String(error)
+
+const defaultCheckpoint = "tributary-backfill.checkpoint.json"
 
 /**
  * Runs `tributary backfill`.
@@ -193,7 +202,9 @@ export const main = (options: Values<typeof backfillOptions>) =>
       return yield* new UsageError({ reason: "give either --dataset or --create-dataset with --data-source" })
     }
     const client = yield* TributaryClient
+    const metrics = yield* metricsFor(options.metricsPort)
     const progress = yield* backfill(client, {
+      onEvent: metrics.onEvent,
       source: {
         relation,
         key: options.key.split(",").map((k) => k.trim()).filter((k) => k !== ""),
@@ -202,7 +213,7 @@ export const main = (options: Values<typeof backfillOptions>) =>
         since: options.since,
         checkpoint: options.checkpointTable !== undefined
           ? { _tag: "Table", table: options.checkpointTable, leaseMillis: options.lease * 1000 }
-          : { _tag: "File", path: options.checkpoint ?? "tributary-backfill.checkpoint.json" }
+          : { _tag: "File", path: options.checkpoint ?? defaultCheckpoint }
       },
       datasetId: options.dataset,
       createDataset: options.createDataset !== undefined
@@ -222,8 +233,13 @@ export const main = (options: Values<typeof backfillOptions>) =>
         )
       )
     )
-    yield* Console.log(summarizeBackfill(progress, options.deadLetter))
+    yield* Console.log(
+      options.json
+        ? summaryJson(progress, { deadLetters: options.deadLetter, checkpoint: options.checkpointTable ?? options.checkpoint ?? defaultCheckpoint })
+        : summarizeBackfill(progress, options.deadLetter)
+    )
   }).pipe(
+    Effect.scoped,
     Effect.provide(TributaryClient.layer({
       baseUrl: options.apiUrl,
       apiKey: Redacted.make(options.apiKey),

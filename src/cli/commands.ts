@@ -275,6 +275,7 @@ export const serveCommand = command({
     { what: "a flaky service, to see how a job copes", command: "tributary serve --faults 5xx=0.05,429=0.02,latency=5-20ms,seed=7" },
     { what: "durable, in Postgres", command: "tributary serve --database-url postgres://localhost/tributary" }
   ],
+  stoppedExitCode: 0,
   load: () => import("./serve.js")
 })
 
@@ -312,6 +313,7 @@ export const demoCommand = command({
     { what: "the whole product in one command", command: "tributary demo" },
     { what: "leave the server up afterwards, on a free port", command: "tributary demo --port 0 --keep-serving" }
   ],
+  stoppedExitCode: 0,
   load: () => import("./demo.js")
 })
 
@@ -365,6 +367,7 @@ export const ingestCommand = command({
     { what: "standard input, the address and key from the environment", command: "gunzip -c events.ndjson.gz | tributary ingest - --dataset 2" },
     { what: "a summary for a script", command: "tributary ingest data.ndjson --dataset 2 --json | jq .stored" }
   ],
+  stoppedExitCode: 130,
   load: () => import("./ingest.js")
 })
 
@@ -427,6 +430,7 @@ export const sinkCommand = command({
     },
     { what: "with metrics for Prometheus on port 9464", command: "tributary sink --topic orders --group orders-sink --dataset 2 --metrics-port 9464" }
   ],
+  stoppedExitCode: 0,
   load: () => import("./sink.js")
 })
 
@@ -491,6 +495,7 @@ export const backfillCommand = command({
       command: "tributary backfill --query 'select id, total from orders' --key id --create-dataset Orders --data-source 1"
     }
   ],
+  stoppedExitCode: 130,
   load: () => import("./backfill.js")
 })
 

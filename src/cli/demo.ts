@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { mkdtempSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -65,7 +65,12 @@ export const main = (options: Values<typeof demoOptions>) =>
     })
     yield* Console.log(`created data source ${dataSource.data.id} and dataset ${dataset.data.id} (primary key orderId)`)
     yield* Console.log(`ingesting ${input}`)
-    const workDir = mkdtempSync(join(tmpdir(), "tributary-demo-"))
+    // A directory of its own, removed when the demo ends (Ctrl-C too), unless the user named one.
+    const workDir = options.workDir ?? (yield* Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "tributary-demo-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ))
+    if (options.workDir !== undefined) mkdirSync(workDir, { recursive: true })
     const paths = { deadLetters: join(workDir, "dead-letters.ndjson"), checkpoint: join(workDir, "checkpoint.json") }
     const progress = yield* ingestNdjson(client, {
       input: input,
@@ -74,6 +79,9 @@ export const main = (options: Values<typeof demoOptions>) =>
       checkpointPath: paths.checkpoint
     })
     yield* Console.log(summarize(progress, paths))
+    if (options.workDir === undefined) {
+      yield* Console.log(`(${workDir} is removed when the demo ends; --work-dir DIR keeps these files)`)
+    }
     const stored = yield* client.v2.v2Datasets.get({ path: { id: dataset.data.id } })
     yield* Console.log(`dataset ${dataset.data.id} now holds ${stored.data.rowCount} rows`)
     if (options.keepServing) {

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { existsSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import { Console, Effect, Redacted } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
@@ -13,6 +13,7 @@ import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run, topReasons } from "../pipeline/run.js"
 import type { ingestOptions } from "./commands.js"
+import { metricsFor } from "./metrics.js"
 import { endProgress, progressDisplay, retryNotice } from "./progress.js"
 import type { Values } from "./spec.js"
 
@@ -50,7 +51,43 @@ export interface IngestNdjson {
   /** Start over: the checkpoint is ignored and replaced (a fresh run, new keys). */
   readonly restart?: boolean | undefined
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
+  /** Told of every event too (the metrics read the progress from it). */
+  readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
 }
+
+/**
+ * The share of a file done: the committed byte offset (every line before it is stored or
+ * dead-lettered) over the file's size.
+ *
+ * @since 0.3.0
+ */
+export const fileDone = (size: number) => (progress: Progress): number => {
+  const resume = progress.committed[Ndjson.partition]?.resume as { readonly byteOffset?: number } | undefined
+  return size === 0 ? 1 : Math.min(1, (resume?.byteOffset ?? 0) / size)
+}
+
+/**
+ * The summary as one JSON object, for scripts (`--json`).
+ *
+ * @since 0.3.0
+ */
+export const summaryJson = (
+  progress: Progress,
+  paths: { readonly deadLetters: string; readonly checkpoint?: string | undefined },
+  now: number = Date.now()
+) =>
+  JSON.stringify({
+    read: progress.read,
+    stored: progress.accepted - progress.replayed,
+    alreadyStored: progress.replayed,
+    rejected: progress.rejected,
+    deadLettered: progress.deadLettered,
+    dropped: progress.dropped,
+    deadLetterReasons: progress.deadLetterReasons,
+    deadLetters: progress.deadLettered > 0 ? paths.deadLetters : null,
+    checkpoint: paths.checkpoint ?? null,
+    seconds: Math.round((now - progress.startedAt) / 100) / 10
+  })
 
 /**
  * Runs the pipeline from an NDJSON file or stdin, showing progress on stderr.
@@ -68,7 +105,8 @@ export const ingestNdjson = (
     const checkpoint = options.checkpointPath === undefined
       ? yield* Checkpoint.memory()
       : yield* Checkpoint.file(options.checkpointPath, { restart: options.restart })
-    const display = progressDisplay({ stream: process.stderr })
+    const size = isStdin(options.input) ? undefined : statSync(options.input).size
+    const display = progressDisplay({ stream: process.stderr, done: size === undefined ? undefined : fileDone(size) })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: options.datasetId, api: options.api },
@@ -82,7 +120,9 @@ export const ingestNdjson = (
         ? "give another --checkpoint"
         : `run with --restart to start over into dataset ${options.datasetId} (or give another --checkpoint)`,
       onEvent: (event) =>
-        event._tag === "Resumed" ? Console.error(resumedMessage(event, "line", options.checkpointPath)) : display(event),
+        event._tag === "Resumed"
+          ? Console.error(resumedMessage(event, "line", options.checkpointPath))
+          : Effect.zipRight(options.onEvent?.(event) ?? Effect.void, display(event)),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(endProgress(process.stderr)))
     return progress
@@ -178,7 +218,9 @@ export const main = (options: Values<typeof ingestOptions>) =>
       return yield* Effect.fail(new Ndjson.NdjsonReadError({ reason: `cannot read FILE '${options.input}': there is no such file` }))
     }
     const client = yield* TributaryClient
+    const metrics = yield* metricsFor(options.metricsPort)
     const progress = yield* ingestNdjson(client, {
+      onEvent: metrics.onEvent,
       input: options.input,
       datasetId: options.dataset,
       deadLetterPath: paths.deadLetters,
@@ -197,8 +239,9 @@ export const main = (options: Values<typeof ingestOptions>) =>
         )
       )
     )
-    yield* Console.log(summarize(progress, paths))
+    yield* Console.log(options.json ? summaryJson(progress, paths) : summarize(progress, paths))
   }).pipe(
+    Effect.scoped,
     Effect.provide(TributaryClient.layer({
       baseUrl: options.apiUrl,
       apiKey: Redacted.make(options.apiKey),

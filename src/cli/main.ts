@@ -35,7 +35,34 @@ switch (invocation._tag) {
     break
   case "Run": {
     const { command, values } = invocation
+    // A signal while the command's modules load (a second or more on a busy machine) would
+    // kill the process with 143 before any handler exists: it is held here and answered as
+    // the command answers a stop, with nothing started yet.
+    let early: NodeJS.Signals | undefined
+    const hold = (signal: NodeJS.Signals) => (early = signal)
+    process.on("SIGINT", hold).on("SIGTERM", hold)
     const [{ runCommand }, module] = await Promise.all([import("./runtime.js"), command.load()])
-    runCommand(command.name, module.main(values as never))
+    process.off("SIGINT", hold).off("SIGTERM", hold)
+    if (early !== undefined) {
+      process.exitCode = command.stoppedExitCode
+    } else {
+      stopWithLauncher()
+      runCommand(command.name, module.main(values as never))
+    }
   }
+}
+
+/**
+ * Under npx or an npm script, a signal sent to the launcher (`npx tributary serve &` then
+ * `kill $!`) reaches npm and the shell it started, not this process, which would be left
+ * running: when the launcher goes, this process stops as if it had been sent SIGTERM.
+ */
+function stopWithLauncher() {
+  if (process.env["npm_command"] === undefined) return
+  const launcher = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === launcher) return
+    clearInterval(watch)
+    process.kill(process.pid, "SIGTERM")
+  }, 250).unref()
 }

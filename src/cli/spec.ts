@@ -270,6 +270,8 @@ export interface CommandSpec<O extends Record<string, OptionSpec<any>> = any> {
   /** Groups of option keys with a heading, in the order help shows them. */
   readonly groups?: ReadonlyArray<{ readonly title: string; readonly keys: ReadonlyArray<keyof O & string> }>
   readonly examples: ReadonlyArray<{ readonly what: string; readonly command: string }>
+  /** The exit code of a stop by Ctrl-C or SIGTERM: 0 for what runs until stopped, 130 for a job. */
+  readonly stoppedExitCode: 0 | 130
   readonly load: () => Promise<{ readonly main: (values: Values<O>) => Effect.Effect<unknown, unknown, NodeContext.NodeContext> }>
 }
 

@@ -102,7 +102,7 @@ export const usageLine = (command: CommandSpec) => {
  */
 export const overviewHelp = (commands: ReadonlyArray<CommandSpec>, version: string, style: HelpStyle) =>
   [
-    `tributary ${version}: move Kafka topics, Postgres tables and NDJSON files into the Data Ingestion Service, effectively once`,
+    wrap(`tributary ${version}: move Kafka topics, Postgres tables and NDJSON files into the Data Ingestion Service, effectively once`, style.width, 0),
     "",
     heading(style, "USAGE"),
     "  tributary <command> [options]",
@@ -143,7 +143,7 @@ export const commandHelp = (command: CommandSpec, style: HelpStyle) => {
   const optionsOf = (keys: ReadonlyArray<string>) =>
     table(keys.map((key) => command.options[key] as OptionSpec<unknown>).map((spec) => [optionTerm(spec), optionText(spec)] as const), style.width)
   return [
-    `tributary ${command.name}: ${command.summary}`,
+    wrap(`tributary ${command.name}: ${command.summary}`, style.width, 0),
     "",
     heading(style, "USAGE"),
     `  ${wrap(usageLine(command), style.width, 4)}`,

@@ -61,7 +61,7 @@ const testFiles = (dir: string): Array<string> =>
   )
 
 /** A file that talks to Kafka: imports a Kafka helper or connector, or reads the brokers. */
-const usesKafka = (file: string) => /support\/kafka|connectors\/kafka|kafkaBrokers|KAFKA_/.test(readFileSync(file, "utf8"))
+const usesKafka = (file: string) => /support\/kafka|connectors\/kafka|kafkaBrokers|\bKAFKA_[A-Z]+_?BROKERS/.test(readFileSync(file, "utf8"))
 
 /**
  * Whether the files this run executes need a broker. The filters are the command line's words

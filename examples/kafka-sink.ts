@@ -8,9 +8,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
-import { TributaryClient } from "tributary/client"
-import * as Kafka from "tributary/connectors/kafka"
-import { DeadLetter } from "tributary/pipeline"
+import { TributaryClient } from "tributary-ingest/client"
+import * as Kafka from "tributary-ingest/connectors/kafka"
+import { DeadLetter } from "tributary-ingest/pipeline"
 
 const [brokers, topic, groupId, datasetId, deadLetterPath] = process.argv.slice(2)
 

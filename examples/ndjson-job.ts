@@ -6,9 +6,9 @@
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
-import { TributaryClient } from "tributary/client"
-import * as Ndjson from "tributary/connectors/ndjson"
-import { Checkpoint, DeadLetter, run } from "tributary/pipeline"
+import { TributaryClient } from "tributary-ingest/client"
+import * as Ndjson from "tributary-ingest/connectors/ndjson"
+import { Checkpoint, DeadLetter, run } from "tributary-ingest/pipeline"
 
 const [file, datasetId] = process.argv.slice(2)
 

@@ -8,9 +8,9 @@
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect } from "effect"
-import { TributaryClient } from "tributary/client"
-import * as Postgres from "tributary/connectors/postgres"
-import { DeadLetter, run } from "tributary/pipeline"
+import { TributaryClient } from "tributary-ingest/client"
+import * as Postgres from "tributary-ingest/connectors/postgres"
+import { DeadLetter, run } from "tributary-ingest/pipeline"
 
 const [table, checkpoint, ...target] = process.argv.slice(2)
 

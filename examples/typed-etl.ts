@@ -14,9 +14,9 @@
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Context, Data, Effect, Layer, Schema } from "effect"
-import { TributaryClient } from "tributary/client"
-import * as Ndjson from "tributary/connectors/ndjson"
-import { Checkpoint, DeadLetter, run, Typed } from "tributary/pipeline"
+import { TributaryClient } from "tributary-ingest/client"
+import * as Ndjson from "tributary-ingest/connectors/ndjson"
+import { Checkpoint, DeadLetter, run, Typed } from "tributary-ingest/pipeline"
 
 /**
  * An order as the file holds it; `placedAt` is ISO 8601 text, decoded into a `Date` as the

@@ -6,7 +6,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schedule } from "effect"
-import { TributaryClient } from "tributary/client"
+import { TributaryClient } from "tributary-ingest/client"
 
 const program = Effect.gen(function*() {
   const client = yield* TributaryClient

@@ -4,27 +4,21 @@
  *
  * @since 0.1.0
  */
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Config, Console, Effect, Option } from "effect"
+import { Console, Effect, Redacted } from "effect"
 import * as Postgres from "../../connectors/postgres/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
-import type { Progress } from "../pipeline/events.js"
+import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { fetchSchema, type PipelineConfig, run, SchemaError, topReasons } from "../pipeline/run.js"
 import type { SchemaContract } from "../pipeline/SchemaContract.js"
 import { compareSchemas } from "../pipeline/Typed.js"
-import { connectionOptions, interruptedExitCode, storedText } from "./ingest.js"
-import {
-  concurrencyOption as concurrency,
-  maxPendingBytesOption as maxPendingBytes,
-  keyOrderOption as keyOrder,
-  maxDeadLettersOption,
-  maxPendingOption,
-  positiveInteger,
-  retriesOption as retries
-} from "./options.js"
-import { endProgress, progressDisplay } from "./progress.js"
-import { schemaContractOption as schemaContract, schemaSummary } from "./schemaContract.js"
+import type { backfillOptions } from "./commands.js"
+import { UsageError } from "./errors.js"
+import { interruptedExitCode, storedText, summaryJson } from "./ingest.js"
+import { metricsFor } from "./metrics.js"
+import { describeOutage, endProgress, progressDisplay, retryNotice } from "./progress.js"
+import { schemaSummary } from "./schemaContract.js"
+import type { Values } from "./spec.js"
 
 /**
  * What a backfill reads and where it keeps its state.
@@ -41,28 +35,33 @@ export interface BackfillOptions {
   readonly maxPending?: PipelineConfig<never, never>["maxPending"]
   readonly keyOrder?: PipelineConfig<never, never>["keyOrder"]
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
+  /** Told of every event too (the metrics read the progress from it). */
+  readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
   readonly schemaContract?: SchemaContract | undefined
 }
 
 /**
- * A line of progress with rows/s and the time left by the planner's estimate.
+ * A line of progress: rows read, stored and dead-lettered, and rows/s of those done (stored
+ * or dead-lettered), with the service's outage when there is one.
  *
  * @since 0.1.0
  */
-export const describeBackfill = (remaining: number) => (progress: Progress, now: number) => {
+export const describeBackfill = (progress: Progress, now: number) => {
   const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
-  const perSecond = progress.read / seconds
-  const left = Math.max(0, remaining - progress.read)
-  const eta = perSecond > 0 && remaining > 0 ? `  ETA ${formatSeconds(left / perSecond)}` : ""
   return `read ${progress.read}  stored ${progress.accepted}  dead-lettered ${progress.deadLettered}  ` +
-    `${Math.round(perSecond)} rows/s${eta}`
+    `${Math.round(rowsDone(progress) / seconds)} rows/s${describeOutage(progress, now)}`
 }
 
-const formatSeconds = (s: number) => {
-  const total = Math.round(s)
-  const m = Math.floor(total / 60)
-  return m === 0 ? `${total}s` : `${m}m${String(total % 60).padStart(2, "0")}s`
-}
+const rowsDone = (progress: Progress) => progress.accepted + progress.deadLettered
+
+/**
+ * The share of a backfill done, by the planner's estimate of the rows to read: rows stored or
+ * dead-lettered, not rows read (undefined without an estimate).
+ *
+ * @since 0.3.0
+ */
+export const backfillDone = (remaining: number) => (progress: Progress): number | undefined =>
+  remaining > 0 ? Math.min(1, rowsDone(progress) / remaining) : undefined
 
 /**
  * The closing summary of a backfill.
@@ -156,6 +155,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       const boundTo = yield* source.bind(datasetId!)
       if (boundTo !== datasetId) return yield* refuse(boundTo)
     }
+    const display = progressDisplay({ stream: process.stderr, done: backfillDone(source.remaining), describe: describeBackfill })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
@@ -165,7 +165,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       keyOrder: options.keyOrder,
       maxDeadLetters: options.maxDeadLetters,
       schema,
-      onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
+      onEvent: (event) => Effect.zipRight(options.onEvent?.(event) ?? Effect.void, display(event)),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
     yield* source.ensureFinished
@@ -180,123 +180,75 @@ const reasonOf = (error: object): string =>
     ? error.message
     : String(error)
 
-const databaseUrl = Options.redacted("database-url").pipe(
-  Options.withFallbackConfig(Config.redacted("TRIBUTARY_DATABASE_URL")),
-  Options.withDescription("Postgres connection string, TLS settings included (or TRIBUTARY_DATABASE_URL)")
-)
-const table = Options.text("table").pipe(Options.optional, Options.withDescription("Table to read ([schema.]table)"))
-const query = Options.text("query").pipe(Options.optional, Options.withDescription("Query to read (instead of --table)"))
-const key = Options.text("key").pipe(Options.withDescription("Key column(s), COL[,COL]: unique, never NULL; the read order"))
-const dataset = Options.text("dataset").pipe(Options.optional, Options.withDescription("Id of the destination dataset"))
-const partitions = positiveInteger("partitions").pipe(Options.withDefault(1), Options.withDescription("Key ranges read in parallel"))
-const parallel = positiveInteger("parallel").pipe(
-  Options.optional,
-  Options.withDescription("Partitions this process reads at once (default: all; with --checkpoint-table, share them with other processes)")
-)
-const checkpoint = Options.text("checkpoint").pipe(Options.optional, Options.withDescription("Checkpoint file (default: tributary-backfill.checkpoint.json)"))
-const checkpointTable = Options.text("checkpoint-table").pipe(
-  Options.optional,
-  Options.withDescription("Keep the checkpoint in this Postgres table instead: several processes then share one backfill")
-)
-const deadLetter = Options.text("dead-letter").pipe(
-  Options.withDefault("tributary-backfill.dead-letters.ndjson"),
-  Options.withDescription("Where rows that cannot be stored go, one JSON object per line")
-)
-const since = Options.text("since-column").pipe(
-  Options.optional,
-  Options.withDescription("A column that grows when a row changes: each later run sends only the rows changed since the last")
-)
-const createDataset = Options.text("create-dataset").pipe(Options.optional, Options.withDescription("Create a dataset of this name with the result's columns"))
-const dataSource = Options.integer("data-source").pipe(Options.optional, Options.withDescription("Data source of the dataset --create-dataset makes"))
-const lease = positiveInteger("lease-seconds").pipe(
-  Options.withDefault(15),
-  Options.withDescription("With --checkpoint-table: a crashed process's partitions are taken over after this long")
-)
+const defaultCheckpoint = "tributary-backfill.checkpoint.json"
 
-const maxDeadLetters = maxDeadLettersOption("10%")
-const maxPending = maxPendingOption()
-
-/** A usage problem found past option parsing: said on stderr, exit 2 (as @effect/cli's own). */
-const usage = (message: string) =>
-  Effect.zipRight(Console.error(`tributary backfill: ${message}`), Effect.fail(ValidationError.invalidValue(HelpDoc.p(message))))
-
-/** @since 0.1.0 */
-export const backfillCommand = Command.make(
-  "backfill",
-  {
-    databaseUrl,
-    table,
-    query,
-    key,
-    dataset,
-    partitions,
-    parallel,
-    checkpoint,
-    checkpointTable,
-    deadLetter,
-    since,
-    concurrency,
-    maxPending,
-    maxPendingBytes,
-    keyOrder,
-    maxDeadLetters,
-    retries,
-    createDataset,
-    dataSource,
-    lease,
-    schemaContract,
-    ...connectionOptions
-  },
-  (options) =>
-    Effect.gen(function*() {
-      const relation: Postgres.Relation | undefined = Option.isSome(options.table)
-        ? Option.isSome(options.query) ? undefined : { _tag: "Table", name: options.table.value }
-        : Option.isSome(options.query)
-        ? { _tag: "Query", sql: options.query.value }
-        : undefined
-      if (relation === undefined) return yield* usage("give either --table or --query")
-      if (Option.isSome(options.checkpoint) && Option.isSome(options.checkpointTable)) {
-        return yield* usage("give either --checkpoint or --checkpoint-table")
-      }
-      if (Option.isSome(options.createDataset) !== Option.isSome(options.dataSource)) {
-        return yield* usage("--create-dataset and --data-source go together")
-      }
-      if (Option.isSome(options.createDataset) === Option.isSome(options.dataset)) {
-        return yield* usage("give either --dataset or --create-dataset with --data-source")
-      }
-      const client = yield* TributaryClient
-      const progress = yield* backfill(client, {
-        source: {
-          relation,
-          key: options.key.split(",").map((k) => k.trim()).filter((k) => k !== ""),
-          partitions: options.partitions,
-          parallel: Option.getOrUndefined(options.parallel),
-          since: Option.getOrUndefined(options.since),
-          checkpoint: Option.isSome(options.checkpointTable)
-            ? { _tag: "Table", table: options.checkpointTable.value, leaseMillis: options.lease * 1000 }
-            : { _tag: "File", path: Option.getOrElse(options.checkpoint, () => "tributary-backfill.checkpoint.json") }
-        },
-        datasetId: Option.getOrUndefined(options.dataset),
-        createDataset: Option.isSome(options.createDataset)
-          ? { name: options.createDataset.value, dataSourceId: Option.getOrThrow(options.dataSource) }
-          : undefined,
-        deadLetterPath: options.deadLetter,
-        concurrency: options.concurrency,
-        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
-        keyOrder: options.keyOrder,
-        maxDeadLetters: options.maxDeadLetters,
-        schemaContract: options.schemaContract
-      }).pipe(
-        Effect.provide(Postgres.layer({ url: options.databaseUrl, maxConnections: (Option.getOrUndefined(options.parallel) ?? options.partitions) + 2 })),
-        Effect.onInterrupt(() =>
-          Effect.zipRight(
-            Console.error("tributary: interrupted; what was delivered is committed: run the same command again to resume"),
-            Effect.sync(() => (process.exitCode = interruptedExitCode))
-          )
+/**
+ * Runs `tributary backfill`.
+ *
+ * @since 0.3.0
+ * @category running
+ */
+export const main = (options: Values<typeof backfillOptions>) =>
+  Effect.gen(function*() {
+    const relation: Postgres.Relation | undefined = options.table !== undefined
+      ? options.query !== undefined ? undefined : { _tag: "Table", name: options.table }
+      : options.query !== undefined
+      ? { _tag: "Query", sql: options.query }
+      : undefined
+    if (relation === undefined) return yield* new UsageError({ reason: "give either --table or --query" })
+    if (options.checkpoint !== undefined && options.checkpointTable !== undefined) {
+      return yield* new UsageError({ reason: "give either --checkpoint or --checkpoint-table" })
+    }
+    if ((options.createDataset !== undefined) !== (options.dataSource !== undefined)) {
+      return yield* new UsageError({ reason: "--create-dataset and --data-source go together" })
+    }
+    if ((options.createDataset !== undefined) === (options.dataset !== undefined)) {
+      return yield* new UsageError({ reason: "give either --dataset or --create-dataset with --data-source" })
+    }
+    const client = yield* TributaryClient
+    const metrics = yield* metricsFor(options.metricsPort)
+    const progress = yield* backfill(client, {
+      onEvent: metrics.onEvent,
+      source: {
+        relation,
+        key: options.key.split(",").map((k) => k.trim()).filter((k) => k !== ""),
+        partitions: options.partitions,
+        parallel: options.parallel,
+        since: options.since,
+        checkpoint: options.checkpointTable !== undefined
+          ? { _tag: "Table", table: options.checkpointTable, leaseMillis: options.lease * 1000 }
+          : { _tag: "File", path: options.checkpoint ?? defaultCheckpoint }
+      },
+      datasetId: options.dataset,
+      createDataset: options.createDataset !== undefined
+        ? { name: options.createDataset, dataSourceId: options.dataSource! }
+        : undefined,
+      deadLetterPath: options.deadLetter,
+      concurrency: options.concurrency,
+      maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+      keyOrder: options.keyOrder,
+      maxDeadLetters: options.maxDeadLetters,
+      schemaContract: options.schemaContract
+    }).pipe(
+      Effect.provide(Postgres.layer({ url: Redacted.make(options.databaseUrl), maxConnections: (options.parallel ?? options.partitions) + 2 })),
+      Effect.onInterrupt(() =>
+        Effect.zipRight(
+          Console.error("tributary: interrupted; what was delivered is committed: run the same command again to resume"),
+          Effect.sync(() => (process.exitCode = interruptedExitCode))
         )
       )
-      yield* Console.log(summarizeBackfill(progress, options.deadLetter))
-    }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
     )
-).pipe(Command.withDescription("Backfill a Postgres table or query into a dataset, resumable and effectively once"))
+    yield* Console.log(
+      options.json
+        ? summaryJson(progress, { deadLetters: options.deadLetter, checkpoint: options.checkpointTable ?? options.checkpoint ?? defaultCheckpoint })
+        : summarizeBackfill(progress, options.deadLetter)
+    )
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(TributaryClient.layer({
+      baseUrl: options.apiUrl,
+      apiKey: Redacted.make(options.apiKey),
+      retry: { maxRetries: options.retries },
+      onRetry: retryNotice(process.stderr)
+    }))
+  )

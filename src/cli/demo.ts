@@ -6,36 +6,31 @@
  *
  * @since 0.1.0
  */
-import { mkdtempSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Command, Options } from "@effect/cli"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Console, Context, Effect, Layer, Redacted } from "effect"
 import { TributaryClient } from "../client/Client.js"
 import * as ReferenceServer from "../server/http.js"
 import { defaultSeed, generateApiKey } from "../server/seed.js"
+import type { demoOptions } from "./commands.js"
 import { ingestNdjson, summarize } from "./ingest.js"
+import type { Values } from "./spec.js"
 
 /** The bundled sample: 2,000 orders and six bad lines. */
 export const sampleFile = fileURLToPath(new URL("../../../examples/data/orders.ndjson", import.meta.url))
 
-const port = Options.integer("port").pipe(
-  Options.withDefault(8080),
-  Options.withDescription("Port of the embedded server; 0 picks a free one")
-)
-const keepServing = Options.boolean("keep-serving").pipe(
-  Options.withDescription("Keep the server running after the ingest, to explore it")
-)
-const file = Options.text("file").pipe(
-  Options.withDefault(sampleFile),
-  Options.withDescription("NDJSON file to ingest instead of the bundled sample")
-)
-
-/** @since 0.1.0 */
-export const demoCommand = Command.make("demo", { port, keepServing, file }, (options) =>
+/**
+ * Runs `tributary demo`.
+ *
+ * @since 0.3.0
+ * @category running
+ */
+export const main = (options: Values<typeof demoOptions>) =>
   Effect.gen(function*() {
+    const input = options.file ?? sampleFile
     const apiKey = generateApiKey()
     const context = yield* Layer.build(
       ReferenceServer.layer({
@@ -69,16 +64,24 @@ export const demoCommand = Command.make("demo", { port, keepServing, file }, (op
       headers: {}
     })
     yield* Console.log(`created data source ${dataSource.data.id} and dataset ${dataset.data.id} (primary key orderId)`)
-    yield* Console.log(`ingesting ${options.file}`)
-    const workDir = mkdtempSync(join(tmpdir(), "tributary-demo-"))
+    yield* Console.log(`ingesting ${input}`)
+    // A directory of its own, removed when the demo ends (Ctrl-C too), unless the user named one.
+    const workDir = options.workDir ?? (yield* Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "tributary-demo-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ))
+    if (options.workDir !== undefined) mkdirSync(workDir, { recursive: true })
     const paths = { deadLetters: join(workDir, "dead-letters.ndjson"), checkpoint: join(workDir, "checkpoint.json") }
     const progress = yield* ingestNdjson(client, {
-      input: options.file,
+      input: input,
       datasetId: dataset.data.id,
       deadLetterPath: paths.deadLetters,
       checkpointPath: paths.checkpoint
     })
     yield* Console.log(summarize(progress, paths))
+    if (options.workDir === undefined) {
+      yield* Console.log(`(${workDir} is removed when the demo ends; --work-dir DIR keeps these files)`)
+    }
     const stored = yield* client.v2.v2Datasets.get({ path: { id: dataset.data.id } })
     yield* Console.log(`dataset ${dataset.data.id} now holds ${stored.data.rowCount} rows`)
     if (options.keepServing) {
@@ -86,4 +89,3 @@ export const demoCommand = Command.make("demo", { port, keepServing, file }, (op
       return yield* Effect.never
     }
   }).pipe(Effect.scoped)
-).pipe(Command.withDescription("Run the main job on the embedded defaults: server, dataset, sample ingest"))

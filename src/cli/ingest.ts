@@ -3,28 +3,21 @@
  *
  * @since 0.1.0
  */
-import { Args, Command, Options } from "@effect/cli"
+import { existsSync, statSync } from "node:fs"
 import type * as FileSystem from "@effect/platform/FileSystem"
-import { Config, Console, Effect, Option } from "effect"
+import { Console, Effect, Redacted } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as Checkpoint from "../pipeline/Checkpoint.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run, topReasons } from "../pipeline/run.js"
-import {
-  concurrencyOption as concurrency,
-  datasetOption as dataset,
-  maxPendingBytesOption as maxPendingBytes,
-  keyOrderOption as keyOrder,
-  maxDeadLettersOption,
-  maxPendingOption,
-  positiveInteger,
-  restartOption as restart,
-  retriesOption as retries
-} from "./options.js"
-import { endProgress, progressDisplay } from "./progress.js"
-import { schemaContractOption as schemaContract, schemaSummary } from "./schemaContract.js"
+import type { SchemaContract } from "../pipeline/SchemaContract.js"
+import type { ingestOptions } from "./commands.js"
+import { metricsFor } from "./metrics.js"
+import { endProgress, progressDisplay, retryNotice } from "./progress.js"
+import { schemaSummary } from "./schemaContract.js"
+import type { Values } from "./spec.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
 export const interruptedExitCode = 130
@@ -60,8 +53,44 @@ export interface IngestNdjson {
   /** Start over: the checkpoint is ignored and replaced (a fresh run, new keys). */
   readonly restart?: boolean | undefined
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
-  readonly schemaContract?: PipelineConfig<never, never>["schemaContract"]
+  /** Told of every event too (the metrics read the progress from it). */
+  readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
+  readonly schemaContract?: SchemaContract | undefined
 }
+
+/**
+ * The share of a file done: the committed byte offset (every line before it is stored or
+ * dead-lettered) over the file's size.
+ *
+ * @since 0.3.0
+ */
+export const fileDone = (size: number) => (progress: Progress): number => {
+  const resume = progress.committed[Ndjson.partition]?.resume as { readonly byteOffset?: number } | undefined
+  return size === 0 ? 1 : Math.min(1, (resume?.byteOffset ?? 0) / size)
+}
+
+/**
+ * The summary as one JSON object, for scripts (`--json`).
+ *
+ * @since 0.3.0
+ */
+export const summaryJson = (
+  progress: Progress,
+  paths: { readonly deadLetters: string; readonly checkpoint?: string | undefined },
+  now: number = Date.now()
+) =>
+  JSON.stringify({
+    read: progress.read,
+    stored: progress.accepted - progress.replayed,
+    alreadyStored: progress.replayed,
+    rejected: progress.rejected,
+    deadLettered: progress.deadLettered,
+    dropped: progress.dropped,
+    deadLetterReasons: progress.deadLetterReasons,
+    deadLetters: progress.deadLettered > 0 ? paths.deadLetters : null,
+    checkpoint: paths.checkpoint ?? null,
+    seconds: Math.round((now - progress.startedAt) / 100) / 10
+  })
 
 /**
  * Runs the pipeline from an NDJSON file or stdin, showing progress on stderr.
@@ -79,7 +108,8 @@ export const ingestNdjson = (
     const checkpoint = options.checkpointPath === undefined
       ? yield* Checkpoint.memory()
       : yield* Checkpoint.file(options.checkpointPath, { restart: options.restart })
-    const display = progressDisplay({ stream: process.stderr })
+    const size = isStdin(options.input) ? undefined : statSync(options.input).size
+    const display = progressDisplay({ stream: process.stderr, done: size === undefined ? undefined : fileDone(size) })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: options.datasetId, api: options.api },
@@ -94,7 +124,9 @@ export const ingestNdjson = (
         ? "give another --checkpoint"
         : `run with --restart to start over into dataset ${options.datasetId} (or give another --checkpoint)`,
       onEvent: (event) =>
-        event._tag === "Resumed" ? Console.error(resumedMessage(event, "line", options.checkpointPath)) : display(event),
+        event._tag === "Resumed"
+          ? Console.error(resumedMessage(event, "line", options.checkpointPath))
+          : Effect.zipRight(options.onEvent?.(event) ?? Effect.void, display(event)),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(endProgress(process.stderr)))
     return progress
@@ -134,8 +166,8 @@ export const summarize = (progress: Progress, paths: { readonly deadLetters: str
     progress.deadLettered > 0
       ? `dead letters: ${paths.deadLetters} (most: ${topReasons(progress.deadLetterReasons)})`
       : "no dead letters",
-    ...schemaSummary(progress),
-    paths.checkpoint === undefined ? "no checkpoint (standard input)" : `checkpoint: ${paths.checkpoint}`
+    paths.checkpoint === undefined ? "no checkpoint (standard input)" : `checkpoint: ${paths.checkpoint}`,
+    ...schemaSummary(progress)
   ].join("\n")
 
 /**
@@ -174,72 +206,52 @@ export const resumedMessage = (
     `${where}${checkpointPath === undefined ? "" : ` (${checkpointPath})`}${earlier}${moved}; --restart starts over`
 }
 
-const input = Args.text({ name: "FILE|-" }).pipe(Args.withDescription("NDJSON file to send, or - for standard input"))
-const deadLetter = Options.text("dead-letter").pipe(
-  Options.optional,
-  Options.withDescription("Where refused records go, one JSON object per line (default: FILE.dead-letters.ndjson)")
-)
-const checkpoint = Options.text("checkpoint").pipe(
-  Options.optional,
-  Options.withDescription("Checkpoint file to resume from (default: FILE.checkpoint.json; none for stdin)")
-)
-const maxDeadLetters = maxDeadLettersOption("10%")
-const maxPending = maxPendingOption()
-const maxLineBytes = positiveInteger("max-line-bytes").pipe(
-  Options.withDefault(Ndjson.defaultMaxLineBytes),
-  Options.withDescription("Longer lines are dead-lettered")
-)
-
 /**
- * `--api-url` / `--api-key`, falling back to `TRIBUTARY_API_URL` / `TRIBUTARY_API_KEY`.
+ * Runs `tributary ingest`.
  *
- * @since 0.1.0
+ * @since 0.3.0
+ * @category running
  */
-export const connectionOptions = {
-  apiUrl: Options.text("api-url").pipe(
-    Options.withFallbackConfig(Config.string("TRIBUTARY_API_URL")),
-    Options.withDescription("Service address (or TRIBUTARY_API_URL)")
-  ),
-  apiKey: Options.redacted("api-key").pipe(
-    Options.withFallbackConfig(Config.redacted("TRIBUTARY_API_KEY")),
-    Options.withDescription("API key (or TRIBUTARY_API_KEY)")
-  )
-}
-
-/** @since 0.1.0 */
-export const ingestCommand = Command.make(
-  "ingest",
-  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, schemaContract, ...connectionOptions },
-  (options) =>
-    Effect.gen(function*() {
-      const defaults = defaultPaths(options.input)
-      const paths = {
-        deadLetters: Option.getOrElse(options.deadLetter, () => defaults.deadLetters),
-        checkpoint: Option.getOrElse(options.checkpoint, () => defaults.checkpoint)
-      }
-      const client = yield* TributaryClient
-      const progress = yield* ingestNdjson(client, {
-        input: options.input,
-        datasetId: options.dataset,
-        deadLetterPath: paths.deadLetters,
-        checkpointPath: paths.checkpoint,
-        concurrency: options.concurrency,
-        maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
-        keyOrder: options.keyOrder,
-        maxDeadLetters: options.maxDeadLetters,
-        restart: options.restart,
-        maxLineBytes: options.maxLineBytes,
-        schemaContract: options.schemaContract
-      }).pipe(
-        Effect.onInterrupt(() =>
-          Effect.zipRight(
-            Effect.flatMap(interruptedMessage(paths.checkpoint), Console.error),
-            Effect.sync(() => (process.exitCode = interruptedExitCode))
-          )
+export const main = (options: Values<typeof ingestOptions>) =>
+  Effect.gen(function*() {
+    const defaults = defaultPaths(options.input)
+    const paths = {
+      deadLetters: options.deadLetter ?? defaults.deadLetters,
+      checkpoint: options.checkpoint ?? defaults.checkpoint
+    }
+    if (!isStdin(options.input) && !existsSync(options.input)) {
+      return yield* Effect.fail(new Ndjson.NdjsonReadError({ reason: `cannot read FILE '${options.input}': there is no such file` }))
+    }
+    const client = yield* TributaryClient
+    const metrics = yield* metricsFor(options.metricsPort)
+    const progress = yield* ingestNdjson(client, {
+      onEvent: metrics.onEvent,
+      input: options.input,
+      datasetId: options.dataset,
+      deadLetterPath: paths.deadLetters,
+      checkpointPath: paths.checkpoint,
+      concurrency: options.concurrency,
+      maxPending: { batches: options.maxPending, bytes: options.maxPendingBytes },
+      keyOrder: options.keyOrder,
+      maxDeadLetters: options.maxDeadLetters,
+      restart: options.restart,
+      maxLineBytes: options.maxLineBytes,
+      schemaContract: options.schemaContract
+    }).pipe(
+      Effect.onInterrupt(() =>
+        Effect.zipRight(
+          Effect.flatMap(interruptedMessage(paths.checkpoint), Console.error),
+          Effect.sync(() => (process.exitCode = interruptedExitCode))
         )
       )
-      yield* Console.log(summarize(progress, paths))
-    }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
     )
-).pipe(Command.withDescription("Send an NDJSON file (or - for stdin) into a dataset, effectively once"))
+    yield* Console.log(options.json ? summaryJson(progress, paths) : summarize(progress, paths))
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(TributaryClient.layer({
+      baseUrl: options.apiUrl,
+      apiKey: Redacted.make(options.apiKey),
+      retry: { maxRetries: options.retries },
+      onRetry: retryNotice(process.stderr)
+    }))
+  )

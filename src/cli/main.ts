@@ -1,52 +1,68 @@
 /**
- * The `tributary` command line.
+ * The `tributary` command line's front door.
  *
- * Exit codes: 0 success, 1 failure, 2 usage error, 130 for an ingest or backfill interrupted (Ctrl-C or
- * SIGTERM) before the end of its input; errors are one line on stderr.
+ * It reads the arguments against the command table (`commands.ts`) with nothing else loaded:
+ * `--version`, help and usage errors are answered from there, and only a command that runs
+ * loads its module (and Effect with it). Measured on the shared 2-core machine (2026-11-26):
+ * loading @effect/cli and every command before parsing made `tributary --version` take
+ * 1.3-4.7 s; see docs/decisions.md, "Command line", for the figures after.
+ *
+ * Exit codes: 0 success, 1 failure, 2 usage error, 130 for an ingest or backfill interrupted
+ * (Ctrl-C or SIGTERM) before the end of its input; errors are one line on stderr.
  *
  * @since 0.1.0
  */
-import { Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, Effect, Exit } from "effect"
-import { demoCommand } from "./demo.js"
-import { backfillCommand } from "./backfill.js"
-import { ingestCommand, stdinPath } from "./ingest.js"
-import { replayCommand } from "./replay.js"
-import { serveCommand } from "./serve.js"
-import { sinkCommand } from "./sink.js"
+import { commands, version } from "./commands.js"
+import { commandHelp, completionScript, overviewHelp, wantsColor } from "./help.js"
+import { parseArgs, usageMessage } from "./parse.js"
 
-const tributary = Command.make("tributary").pipe(
-  Command.withDescription("Move records into the Data Ingestion Service, effectively once"),
-  Command.withSubcommands([serveCommand, ingestCommand, sinkCommand, backfillCommand, replayCommand, demoCommand])
-)
+const invocation = parseArgs(commands, process.argv.slice(2), process.env)
+const style = { width: Math.min(100, process.stdout.columns ?? 100), color: wantsColor(process.stdout.isTTY, process.env) }
 
-const cli = Command.run(tributary, { name: "tributary", version: "0.1.0" })
-
-/** One clear line for what went wrong, and the exit code it deserves. */
-const reportFailure = (cause: Cause.Cause<unknown>) => {
-  const failure = Cause.squash(cause)
-  if (ValidationError.isValidationError(failure)) {
-    // @effect/cli has already printed the usage problem.
-    return Effect.sync(() => (process.exitCode = 2))
+switch (invocation._tag) {
+  case "Version":
+    process.stdout.write(`${version}\n`)
+    break
+  case "Help":
+    process.stdout.write(invocation.command === undefined ? overviewHelp(commands, version, style) : commandHelp(invocation.command, style))
+    break
+  case "Completion":
+    process.stdout.write(completionScript(commands, invocation.shell))
+    break
+  case "UsageError":
+    process.stderr.write(`${usageMessage(invocation.message, invocation.command)}\n`)
+    process.exitCode = 2
+    break
+  case "Run": {
+    const { command, values } = invocation
+    // A signal while the command's modules load (a second or more on a busy machine) would
+    // kill the process with 143 before any handler exists: it is held here and answered as
+    // the command answers a stop, with nothing started yet.
+    let early: NodeJS.Signals | undefined
+    const hold = (signal: NodeJS.Signals) => (early = signal)
+    process.on("SIGINT", hold).on("SIGTERM", hold)
+    const [{ runCommand }, module] = await Promise.all([import("./runtime.js"), command.load()])
+    process.off("SIGINT", hold).off("SIGTERM", hold)
+    if (early !== undefined) {
+      process.exitCode = command.stoppedExitCode
+    } else {
+      stopWithLauncher()
+      runCommand(command.name, module.main(values as never))
+    }
   }
-  const message = failure instanceof Error ? failure.message : String(failure)
-  return Console.error(`tributary: ${message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
 }
 
-// @effect/cli reads a lone "-" as an unknown flag; the conventional stdin argument is
-// passed on under the name the ingest command also accepts for it.
-const argv = process.argv.map((arg) => (arg === "-" ? stdinPath : arg))
-
-cli(argv).pipe(
-  Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.void : reportFailure(cause)),
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({
-    disableErrorReporting: true,
-    // A command sets its own code for an interruption: `serve` ends normally on Ctrl-C, an
-    // unfinished `ingest` does not.
-    teardown: (exit, onExit) =>
-      onExit(Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? 1 : Number(process.exitCode ?? 0))
-  })
-)
+/**
+ * Under npx or an npm script, a signal sent to the launcher (`npx tributary serve &` then
+ * `kill $!`) reaches npm and the shell it started, not this process, which would be left
+ * running: when the launcher goes, this process stops as if it had been sent SIGTERM.
+ */
+function stopWithLauncher() {
+  if (process.env["npm_command"] === undefined) return
+  const launcher = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === launcher) return
+    clearInterval(watch)
+    process.kill(process.pid, "SIGTERM")
+  }, 250).unref()
+}

@@ -11,10 +11,10 @@
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Data, Effect, type Scope } from "effect"
+import { Console, Data, Effect, type Scope } from "effect"
 import { Counter, Gauge, Registry } from "prom-client"
 import type { PartitionStatus } from "../../connectors/kafka/index.js"
-import type { Progress } from "../pipeline/events.js"
+import { emptyProgress, type PipelineEvent, type Progress } from "../pipeline/events.js"
 
 /**
  * A snapshot of the sink, read at every scrape.
@@ -182,3 +182,23 @@ export const serveMetrics = (options: {
     }),
     (server) => Effect.sync(server.close)
   )
+
+/**
+ * `--metrics-port` of a one-shot run (`ingest`, `backfill`): the same metrics as the sink's,
+ * read from the run's latest progress, served while it runs; nothing without a port.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const metricsFor = (port: number | undefined) =>
+  Effect.gen(function*() {
+    if (port === undefined) return { onEvent: undefined }
+    let latest = emptyProgress(Date.now())
+    const served = yield* serveMetrics({ host: "0.0.0.0", port, status: () => ({ progress: latest, partitions: [], ready: true }) })
+    yield* Console.error(`metrics on http://127.0.0.1:${served.port}/metrics (also /health, /ready)`)
+    return {
+      onEvent: (event: PipelineEvent) => Effect.sync(() => {
+        if (event._tag === "Progress") latest = event.progress
+      })
+    }
+  })

@@ -1,35 +1,11 @@
 /**
- * `--schema-contract`, shared by `ingest`, `sink` and `backfill`, and how the commands tell of
- * schema changes: a line when a column first appears, a line in the closing summary.
+ * How the commands tell of schema changes (`--schema-contract`, in `commands.ts`): a line when
+ * a column first appears, a line in the closing summary.
  *
  * @since 0.3.0
  */
-import { HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Effect, Either } from "effect"
 import { parsePartitionName } from "../../connectors/kafka/codec.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
-import * as SchemaContract from "../pipeline/SchemaContract.js"
-
-/**
- * `--schema-contract evolve|freeze|discard_value` or `columns=MODE,data_type=MODE`.
- *
- * @since 0.3.0
- */
-export const schemaContractOption = Options.text("schema-contract").pipe(
-  Options.withDefault("evolve"),
-  Options.mapEffect((text) =>
-    Either.match(SchemaContract.parse(text), {
-      onLeft: (problem) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--schema-contract: ${problem}`))),
-      onRight: Effect.succeed
-    })
-  ),
-  Options.withDescription(
-    "What to do with records that do not fit the dataset's schema: evolve (default: new columns are sent and the dataset " +
-      "gains them, up to 100; a value of the wrong type is a dead letter), freeze (both are dead letters), discard_value " +
-      "(new keys and wrong values are dropped, the rest sent), or columns=evolve|freeze|discard_value,data_type=freeze|discard_value. " +
-      "A missing primary-key value is always a dead letter"
-  )
-)
 
 /**
  * Where a record sits, in words: `topic orders partition 3 offset 1711` for a Kafka partition

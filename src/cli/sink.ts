@@ -9,96 +9,17 @@
  * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Config, Console, Duration, Effect, Option, type Redacted } from "effect"
+import { Console, Duration, Effect, Redacted } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import { TributaryClient } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
 import { emptyProgress, type Progress } from "../pipeline/events.js"
-import { connectionOptions } from "./ingest.js"
+import type { sinkOptions } from "./commands.js"
+import { UsageError } from "./errors.js"
 import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
-import {
-  concurrencyOption as concurrency,
-  datasetOption as dataset,
-  keyOrderOption as keyOrder,
-  maxDeadLettersOption,
-  maxPendingBytesOption as maxPendingBytes,
-  maxPendingOption
-} from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
-import { columnAddedLine, schemaContractOption as schemaContract } from "./schemaContract.js"
-
-/**
- * `30s`, `500ms`, `2m` as a duration.
- *
- * @since 0.1.0
- */
-export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(text.trim())
-  if (match === null) return Option.none()
-  const amount = Number(match[1])
-  return Option.some(match[2] === "ms" ? Duration.millis(amount) : match[2] === "s" ? Duration.seconds(amount) : Duration.minutes(amount))
-}
-
-const brokers = Options.text("brokers").pipe(
-  Options.withFallbackConfig(Config.string("TRIBUTARY_KAFKA_BROKERS")),
-  Options.withDescription("Kafka brokers, HOST:PORT[,HOST:PORT..] (or TRIBUTARY_KAFKA_BROKERS)")
-)
-const topics = Options.text("topic").pipe(
-  Options.atLeast(1),
-  Options.withDescription("Topic to consume (repeat for several)")
-)
-const group = Options.text("group").pipe(Options.withDescription("Consumer group id: processes with the same group share the partitions"))
-const deadLetter = Options.text("dead-letter").pipe(
-  Options.optional,
-  Options.withDescription("File for dead letters, one JSON object per line (default: tributary-dead-letters.ndjson)")
-)
-const deadLetterTopic = Options.text("dead-letter-topic").pipe(
-  Options.optional,
-  Options.withDescription("Kafka topic for dead letters, instead of a file")
-)
-/** `--NAME 30s`: a duration option (`ms`, `s` or `m`). */
-const durationOption = (name: string, fallback: string, description: string) =>
-  Options.text(name).pipe(
-    Options.withDefault(fallback),
-    Options.mapEffect((text) =>
-      Option.match(parseDuration(text), {
-        onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} must look like 30s, 500ms or 2m, got ${text}`))),
-        onSome: Effect.succeed
-      })
-    ),
-    Options.withDescription(description)
-  )
-const drainTimeout = durationOption("drain-timeout", "30s", "How long stopping (or a rebalance) may wait for batches in flight")
-const metricsPort = Options.integer("metrics-port").pipe(
-  Options.optional,
-  Options.withDescription("Serve Prometheus metrics, /health and /ready on this port (0 picks one)")
-)
-const sessionTimeout = durationOption("session-timeout", "10s", "The group gives a silent member's partitions to others after this long")
-const clientId = Options.text("client-id").pipe(Options.withDefault("tributary"), Options.withDescription("Kafka client id"))
-const tls = Options.boolean("tls").pipe(
-  Options.withFallbackConfig(Config.boolean("TRIBUTARY_KAFKA_TLS")),
-  Options.withDescription("Connect with TLS (or TRIBUTARY_KAFKA_TLS=true)")
-)
-const tlsCa = Options.file("tls-ca", { exists: "yes" }).pipe(
-  Options.optional,
-  Options.withDescription("PEM file of the authorities to trust (implies --tls)")
-)
-const saslMechanism = Options.choice("sasl-mechanism", ["plain", "scram-sha-256", "scram-sha-512"]).pipe(
-  Options.withFallbackConfig(Config.literal("plain", "scram-sha-256", "scram-sha-512")("TRIBUTARY_KAFKA_SASL_MECHANISM")),
-  Options.optional,
-  Options.withDescription("SASL mechanism (or TRIBUTARY_KAFKA_SASL_MECHANISM)")
-)
-const saslUsername = Options.text("sasl-username").pipe(
-  Options.withFallbackConfig(Config.string("TRIBUTARY_KAFKA_SASL_USERNAME")),
-  Options.optional,
-  Options.withDescription("SASL user (or TRIBUTARY_KAFKA_SASL_USERNAME)")
-)
-const saslPassword = Options.redacted("sasl-password").pipe(
-  Options.withFallbackConfig(Config.redacted("TRIBUTARY_KAFKA_SASL_PASSWORD")),
-  Options.optional,
-  Options.withDescription("SASL password (or TRIBUTARY_KAFKA_SASL_PASSWORD; never logged)")
-)
+import { columnAddedLine } from "./schemaContract.js"
+import type { Values } from "./spec.js"
 
 /**
  * The connection settings the flags describe.
@@ -109,23 +30,23 @@ export const kafkaSettings = (options: {
   readonly brokers: string
   readonly clientId: string
   readonly tls: boolean
-  readonly tlsCa: Option.Option<string>
-  readonly saslMechanism: Option.Option<"plain" | "scram-sha-256" | "scram-sha-512">
-  readonly saslUsername: Option.Option<string>
-  readonly saslPassword: Option.Option<Redacted.Redacted>
-}): Effect.Effect<Kafka.KafkaSettings, ValidationError.ValidationError> =>
+  readonly tlsCa: string | undefined
+  readonly saslMechanism: "plain" | "scram-sha-256" | "scram-sha-512" | undefined
+  readonly saslUsername: string | undefined
+  readonly saslPassword: string | undefined
+}): Effect.Effect<Kafka.KafkaSettings, UsageError> =>
   Effect.gen(function*() {
     const list = options.brokers.split(",").map((b) => b.trim()).filter((b) => b.length > 0)
-    if (list.length === 0) return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p("--brokers names no broker")))
+    if (list.length === 0) return yield* new UsageError({ reason: "--brokers names no broker" })
     const mechanism = options.saslMechanism
     let sasl: Kafka.KafkaSettings["sasl"]
-    if (Option.isSome(mechanism)) {
-      if (Option.isNone(options.saslUsername) || Option.isNone(options.saslPassword)) {
-        return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p("--sasl-mechanism needs --sasl-username and --sasl-password")))
+    if (mechanism !== undefined) {
+      if (options.saslUsername === undefined || options.saslPassword === undefined) {
+        return yield* new UsageError({ reason: "--sasl-mechanism needs --sasl-username and --sasl-password" })
       }
-      sasl = { mechanism: mechanism.value, username: options.saslUsername.value, password: options.saslPassword.value }
+      sasl = { mechanism, username: options.saslUsername, password: Redacted.make(options.saslPassword) }
     }
-    const tlsSetting = Option.isSome(options.tlsCa) ? { ca: readFileSync(options.tlsCa.value, "utf8") } : options.tls || undefined
+    const tlsSetting = options.tlsCa !== undefined ? { ca: readFileSync(options.tlsCa, "utf8") } : options.tls || undefined
     return { brokers: list, clientId: options.clientId, tls: tlsSetting, sasl }
   })
 
@@ -154,43 +75,16 @@ export const describeSink = (partitions: () => ReadonlyArray<Kafka.PartitionStat
 const say = (line: string) =>
   Effect.sync(() => process.stderr.write(`${process.stderr.isTTY ? "\r\x1b[2K" : ""}${line}\n`))
 
-// A long-running member does not stop for bad messages unless told to.
-const maxDeadLetters = maxDeadLettersOption("100%")
-// Every batch pending past a partition's commit keeps its cut in the committed offset's metadata
-// (4096 characters by default, about 9 a cut): 256 leaves room for one hot partition.
-const maxPending = maxPendingOption(256)
-
-/** @since 0.1.0 */
-export const sinkCommand = Command.make(
-  "sink",
-  {
-    brokers,
-    topics,
-    group,
-    dataset,
-    deadLetter,
-    deadLetterTopic,
-    concurrency,
-    maxPending,
-    maxPendingBytes,
-    keyOrder,
-    maxDeadLetters,
-    drainTimeout,
-    metricsPort,
-    sessionTimeout,
-    clientId,
-    tls,
-    tlsCa,
-    saslMechanism,
-    saslUsername,
-    saslPassword,
-    schemaContract,
-    ...connectionOptions
-  },
-  (options) =>
+/**
+ * Runs `tributary sink` until stopped.
+ *
+ * @since 0.3.0
+ * @category running
+ */
+export const main = (options: Values<typeof sinkOptions>) =>
     Effect.gen(function*() {
-      if (Option.isSome(options.deadLetter) && Option.isSome(options.deadLetterTopic)) {
-        return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p("--dead-letter and --dead-letter-topic exclude each other")))
+      if (options.deadLetter !== undefined && options.deadLetterTopic !== undefined) {
+        return yield* new UsageError({ reason: "--dead-letter and --dead-letter-topic exclude each other" })
       }
       const settings = yield* kafkaSettings(options)
       const client = yield* TributaryClient
@@ -198,13 +92,13 @@ export const sinkCommand = Command.make(
       const source = yield* Kafka.make({
         groupId: options.group,
         topics: options.topics,
-        sessionTimeoutMillis: Duration.toMillis(options.sessionTimeout)
+        sessionTimeoutMillis: options.sessionTimeout
       }).pipe(
         Effect.provideService(Kafka.KafkaClient, kafka)
       )
-      const deadLetters = Option.isSome(options.deadLetterTopic)
-        ? yield* Kafka.deadLetterTopic(options.deadLetterTopic.value).pipe(Effect.provideService(Kafka.KafkaClient, kafka))
-        : yield* DeadLetter.ndjsonFile(Option.getOrElse(options.deadLetter, () => "tributary-dead-letters.ndjson"))
+      const deadLetters = options.deadLetterTopic !== undefined
+        ? yield* Kafka.deadLetterTopic(options.deadLetterTopic).pipe(Effect.provideService(Kafka.KafkaClient, kafka))
+        : yield* DeadLetter.ndjsonFile(options.deadLetter ?? "tributary-dead-letters.ndjson")
 
       let latest: Progress = emptyProgress(Date.now())
       const committedThrough = new Map<string, number>()
@@ -215,8 +109,8 @@ export const sinkCommand = Command.make(
         return { progress: latest, partitions: held, ready: held.length > 0 && latest.outage === null }
       }
 
-      if (Option.isSome(options.metricsPort)) {
-        const served = yield* serveMetrics({ host: "0.0.0.0", port: options.metricsPort.value, status })
+      if (options.metricsPort !== undefined) {
+        const served = yield* serveMetrics({ host: "0.0.0.0", port: options.metricsPort, status })
         yield* Console.error(`metrics on http://127.0.0.1:${served.port}/metrics (also /health, /ready)`)
       }
       yield* Console.error(
@@ -235,7 +129,7 @@ export const sinkCommand = Command.make(
         schemaContract: options.schemaContract,
         // A long-running member waits out an outage of the service, staying in its group.
         rideOutOutages: true,
-        drainTimeout: options.drainTimeout,
+        drainTimeout: Duration.millis(options.drainTimeout),
         onStop: say("sink: stopping: no more fetching; delivering what was read and committing"),
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
         onEvent: (event) => {
@@ -268,6 +162,5 @@ export const sinkCommand = Command.make(
       )
     }).pipe(
       Effect.scoped,
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))
+      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: Redacted.make(options.apiKey) }))
     )
-).pipe(Command.withDescription("Move Kafka topics into a dataset, effectively once, until stopped (SIGTERM drains and commits)"))

@@ -28,7 +28,7 @@ import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { V1Api } from "../api/v1.js"
 import { V2Api } from "../api/v2/index.js"
 import { withIdempotencyKeys } from "./idempotency.js"
-import { defaultRetryPolicy, makeRetries, type RetryPolicy } from "./retry.js"
+import { defaultRetryPolicy, makeRetries, type RetryNotice, type RetryPolicy } from "./retry.js"
 import * as Transport from "./transport.js"
 
 /**
@@ -47,12 +47,14 @@ export interface ClientConfig {
    * always traced.
    */
   readonly traceRequests?: boolean | undefined
+  /** Told of every retry before its wait (the command line shows them). */
+  readonly onRetry?: ((notice: RetryNotice) => Effect.Effect<void>) | undefined
 }
 
 const makeClients = (config: ClientConfig) =>
   Effect.gen(function*() {
     const policy: RetryPolicy = { ...defaultRetryPolicy, ...config.retry }
-    const retries = yield* makeRetries(policy)
+    const retries = yield* makeRetries(policy, config.onRetry)
     const apiKey = { "x-api-key": Redacted.value(config.apiKey) }
     // The key is set before the retries, so every retry of a call carries the same one.
     const typed = withIdempotencyKeys(retries.client(HttpClient.mapRequest(yield* HttpClient.HttpClient, HttpClientRequest.setHeaders(apiKey))))

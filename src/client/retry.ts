@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
 import { Clock, Duration, Effect, Either } from "effect"
 import type { Exchanges } from "./transport.js"
 
@@ -89,7 +90,47 @@ interface Verdict {
 }
 
 const settled: Verdict = { transient: false }
+
+/**
+ * The platform's transport error says `Transport error (GET url)` and keeps undici's reason in
+ * its `cause`: here it is put in the message (`...: connect ECONNREFUSED 127.0.0.1:8080`), once,
+ * so every retry notice and the final failure say why.
+ */
+const withCause = <E>(error: E): E =>
+  error instanceof HttpClientError.RequestError && error.reason === "Transport" && error.description === undefined
+    ? new HttpClientError.RequestError({ request: error.request, reason: error.reason, cause: error.cause, description: causeText(error.cause) }) as E
+    : error
+
+/** A transport failure's cause as one line: undici's code and message (`ECONNREFUSED ...`). */
+const causeText = (cause: unknown): string => {
+  const inner = (cause as { cause?: unknown } | null)?.cause
+  const deepest = inner instanceof Error ? inner : cause
+  if (deepest instanceof Error) {
+    const code = (deepest as { code?: unknown }).code
+    return typeof code === "string" && !deepest.message.includes(code) ? `${deepest.message} (${code})` : deepest.message
+  }
+  return String(cause)
+}
 const transportFailure: Verdict = { transient: true }
+
+/**
+ * A retry about to happen, for a caller that shows them (the CLI reports each one while an
+ * unreachable service is tried again, instead of a silence that ends in an error).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface RetryNotice {
+  /** The request, `GET http://host/v2/...`. */
+  readonly request: string
+  /** What went wrong: the transport's cause, or `HTTP 503`. */
+  readonly cause: string
+  /** This retry's number, from 1, and how many are allowed. */
+  readonly attempt: number
+  readonly maxRetries: number
+  /** The wait before it. */
+  readonly waitMillis: number
+}
 
 /**
  * Retries for the clients of one `TributaryClient`: an `HttpClient` wrapper and an
@@ -110,21 +151,32 @@ export interface Retries {
  * @since 0.1.0
  * @category constructors
  */
-export const makeRetries = (policy: RetryPolicy): Effect.Effect<Retries> =>
+export const makeRetries = (
+  policy: RetryPolicy,
+  onRetry?: ((notice: RetryNotice) => Effect.Effect<void>) | undefined
+): Effect.Effect<Retries> =>
   Effect.sync(() => {
     // One mutable instant: read before every attempt, so it costs nothing while never paused.
     let pausedUntil = 0
     const waitForPause = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       pausedUntil > now ? Effect.sleep(Duration.millis(pausedUntil - now)) : Effect.void)
 
-    const retrying = <A, E>(attempt: Effect.Effect<A, E>, judge: (outcome: Either.Either<A, E>) => Verdict) => {
+    const retrying = <A, E>(
+      attempt: Effect.Effect<A, E>,
+      judge: (outcome: Either.Either<A, E>) => Verdict,
+      describe: (outcome: Either.Either<A, E>) => { readonly request: string; readonly cause: string }
+    ) => {
       const next = (n: number, outcome: Either.Either<A, E>): Effect.Effect<A, E> => {
         const verdict = n >= policy.maxRetries ? settled : judge(outcome)
         if (!verdict.transient) return Either.isRight(outcome) ? Effect.succeed(outcome.right) : Effect.fail(outcome.left)
         return Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const floor = retryAfterMillis(verdict.retryAfter, now)
           if (floor !== undefined) pausedUntil = Math.max(pausedUntil, now + floor)
-          const wait = Effect.sleep(Duration.millis(Math.max(floor ?? 0, backoffMillis(policy, n))))
+          const waitMillis = Math.max(floor ?? 0, backoffMillis(policy, n))
+          const sleep = Effect.sleep(Duration.millis(waitMillis))
+          const wait = onRetry === undefined
+            ? sleep
+            : Effect.zipRight(onRetry({ ...describe(outcome), attempt: n + 1, maxRetries: policy.maxRetries, waitMillis }), sleep)
           // A dropped answer's body is read, so that its connection serves the next request.
           return Effect.zipRight(verdict.drop === undefined ? wait : Effect.zipRight(verdict.drop, wait), run(n + 1))
         })
@@ -141,24 +193,41 @@ export const makeRetries = (policy: RetryPolicy): Effect.Effect<Retries> =>
 
     return {
       client: (client) =>
-        HttpClient.transform(client, (send) =>
-          retrying(send, (outcome) =>
-            Either.match(outcome, {
-              onLeft: (error) => error._tag === "RequestError" && error.reason === "Transport" ? transportFailure : settled,
-              onRight: (response) =>
-                isTransientStatus(response.status)
-                  ? { transient: true, retryAfter: response.headers["retry-after"], drop: Effect.ignore(response.text) }
-                  : settled
-            }))),
+        HttpClient.transform(client, (send, request) =>
+          retrying(
+            Effect.mapError(send, withCause),
+            (outcome) =>
+              Either.match(outcome, {
+                onLeft: (error) => error._tag === "RequestError" && error.reason === "Transport" ? transportFailure : settled,
+                onRight: (response) =>
+                  isTransientStatus(response.status)
+                    ? { transient: true, retryAfter: response.headers["retry-after"], drop: Effect.ignore(response.text) }
+                    : settled
+              }),
+            (outcome) => ({
+              request: `${request.method} ${request.url}`,
+              cause: Either.match(outcome, {
+                onLeft: (error) => error._tag === "RequestError" ? error.description ?? error.message : error.message,
+                onRight: (response) => `HTTP ${response.status}`
+              })
+            })
+          )),
       exchanges: (exchanges) => (exchange) =>
-        retrying(exchanges(exchange), (outcome) =>
-          Either.match(outcome, {
-            onLeft: () => transportFailure,
-            onRight: (reply) => {
-              if (!isTransientStatus(reply.status)) return settled
-              const retryAfter = reply.headers["retry-after"]
-              return { transient: true, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined }
-            }
-          }))
+        retrying(
+          exchanges(exchange),
+          (outcome) =>
+            Either.match(outcome, {
+              onLeft: () => transportFailure,
+              onRight: (reply) => {
+                if (!isTransientStatus(reply.status)) return settled
+                const retryAfter = reply.headers["retry-after"]
+                return { transient: true, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined }
+              }
+            }),
+          (outcome) => ({
+            request: `${exchange.method} ${exchange.path}`,
+            cause: Either.match(outcome, { onLeft: (error) => causeText(error.cause), onRight: (reply) => `HTTP ${reply.status}` })
+          })
+        )
     }
   })

@@ -20,6 +20,7 @@
  */
 import { Either } from "effect"
 import { checkRecord, type CheckRecordOptions, type Column, defaultMaxColumns, type RecordProblem, RecordProblemCode, type Row } from "../records.js"
+import { readContract } from "./internal/contractText.js"
 
 /**
  * What a contract does with new columns.
@@ -75,29 +76,8 @@ export const frozenContract: SchemaContract = { columns: "freeze", dataType: "fr
  * @category utils
  */
 export const parse = (text: string): Either.Either<SchemaContract, string> => {
-  const trimmed = text.trim()
-  const usage = "expected evolve, freeze, discard_value, or a list such as columns=discard_value,data_type=freeze " +
-    "(columns: evolve|freeze|discard_value, data_type: freeze|discard_value)"
-  if (trimmed === "evolve") return Either.right(defaultContract)
-  if (trimmed === "freeze") return Either.right(frozenContract)
-  if (trimmed === "discard_value") return Either.right({ columns: "discard_value", dataType: "discard_value" })
-  let contract = defaultContract
-  const seen = new Set<string>()
-  for (const part of trimmed.split(",")) {
-    const match = /^\s*([a-z_]+)\s*=\s*([a-z_]+)\s*$/.exec(part)
-    if (match === null) return Either.left(`'${part.trim()}' is not a contract: ${usage}`)
-    const [, what, mode] = match as unknown as [string, string, string]
-    if (seen.has(what)) return Either.left(`'${what}' is given twice: ${usage}`)
-    seen.add(what)
-    if (what === "columns" && (mode === "evolve" || mode === "freeze" || mode === "discard_value")) {
-      contract = { ...contract, columns: mode }
-    } else if ((what === "data_type" || what === "dataType") && (mode === "freeze" || mode === "discard_value")) {
-      contract = { ...contract, dataType: mode }
-    } else {
-      return Either.left(`'${part.trim()}' is not a contract: ${usage}`)
-    }
-  }
-  return Either.right(contract)
+  const read = readContract(text)
+  return "problem" in read ? Either.left(read.problem) : Either.right(read)
 }
 
 /**

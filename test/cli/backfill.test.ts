@@ -8,7 +8,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, compareIds, readAllRows, readDeadLetters } from "../support/crash.js"
-import { describeBackfill } from "../../src/cli/backfill.js"
+import { backfillDone, describeBackfill } from "../../src/cli/backfill.js"
+import { bar } from "../../src/cli/progress.js"
 import { emptyProgress } from "../../src/pipeline/events.js"
 import { killAllBackfills, runBackfill, startBackfill, testSchema } from "../support/postgres.js"
 import { databaseUrl } from "../support/services.js"
@@ -193,10 +194,19 @@ describe("tributary backfill", () => {
 })
 
 describe("backfill progress", () => {
-  it("shows rows/s and the time left by the planner's estimate; no ETA without an estimate", () => {
+  it("shows rows/s of the rows done (stored or dead-lettered), and the service's outage while it lasts", () => {
     const progress = { ...emptyProgress(0), read: 20_000, accepted: 19_000, deadLettered: 3 }
-    expect(describeBackfill(100_000)(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  2000 rows/s  ETA 40s")
-    expect(describeBackfill(1_000_000)(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  2000 rows/s  ETA 8m10s")
-    expect(describeBackfill(0)(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  2000 rows/s")
+    expect(describeBackfill(progress, 10_000)).toBe("read 20000  stored 19000  dead-lettered 3  1900 rows/s")
+    const down = { ...progress, outage: { since: 4_000, attempts: 3, cause: "connect ECONNREFUSED" } }
+    expect(describeBackfill(down, 10_000)).toContain("SERVICE UNREACHABLE for 6s (3 failed tries: connect ECONNREFUSED)")
+  })
+
+  it("measures the share done by rows stored or dead-lettered, not read: every row read and 4,000 unsent is not 100%", () => {
+    const allRead = { ...emptyProgress(0), read: 100_000, accepted: 96_000, deadLettered: 0 }
+    expect(backfillDone(100_000)(allRead)).toBe(0.96)
+    expect(bar(backfillDone(100_000)(allRead)!, 2)).toContain("96%  ETA 2s")
+    expect(bar(backfillDone(100_000)({ ...allRead, accepted: 99_990, deadLettered: 5 })!, 0)).toContain(" 99%")
+    expect(bar(backfillDone(100_000)({ ...allRead, accepted: 99_995, deadLettered: 5 })!, 0)).toMatch(/\[#{24}\] 100%  $/)
+    expect(backfillDone(0)(allRead)).toBeUndefined()
   })
 })

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -172,5 +172,9 @@ describe("tributary demo (the main job)", () => {
     expect(result.stdout).toContain("read 2005 lines: 2000 stored, 0 rejected by the service, 5 dead-lettered in total")
     expect(result.stdout).toMatch(/dead letters: .*dead-letters\.ndjson/)
     expect(result.stdout).toMatch(/now holds 2000 rows/)
+    // Its temporary directory is gone when it ends.
+    const workDir = /^\((\S+) is removed when the demo ends/m.exec(result.stdout)?.[1]
+    expect(workDir).toBeDefined()
+    expect(existsSync(workDir!)).toBe(false)
   }, 60_000)
 })

@@ -6,10 +6,16 @@
  * Teardown stops Kafka only when this run started it and no other test run in this checkout is
  * still using it; a broker started beforehand (`npm run services:start`, CI) is left running.
  *
+ * A run whose files need no Kafka (`npx vitest run test/server/fuzz.test.ts`) starts none:
+ * only Postgres. Which files need one is read from the files themselves (they import Kafka
+ * helpers or name the brokers); the files of a run are the test files that the command line's
+ * filters match, or all of them when no filter matches a file.
+ *
  * `TRIBUTARY_EXTERNAL_SERVICES=1` skips all of this: tests then use the variables as given.
  */
 import { spawnSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Kafka, logLevel } from "kafkajs"
 import type { TestProject } from "vitest/node"
@@ -49,6 +55,25 @@ const readEnvFile = (path: string): Record<string, string> =>
       })
   )
 
+const testFiles = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith(".test.ts") ? [join(dir, entry.name)] : []
+  )
+
+/** A file that talks to Kafka: imports a Kafka helper or connector, or reads the brokers. */
+const usesKafka = (file: string) => /support\/kafka|connectors\/kafka|kafkaBrokers|\bKAFKA_[A-Z]+_?BROKERS/.test(readFileSync(file, "utf8"))
+
+/**
+ * Whether the files this run executes need a broker. The filters are the command line's words
+ * that are not options; a word that matches no test file (an option's value, `run`) is not one.
+ */
+export const runNeedsKafka = (argv: ReadonlyArray<string>, files: ReadonlyArray<string> = testFiles(`${root}test`)): boolean => {
+  const paths = files.map((file) => relative(root, file))
+  const filters = argv.filter((word) => !word.startsWith("-") && paths.some((path) => path.includes(word)))
+  const selected = filters.length === 0 ? files : files.filter((_, i) => filters.some((word) => paths[i]!.includes(word)))
+  return selected.some(usesKafka)
+}
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -77,7 +102,12 @@ const warmUpGroupCoordinator = async (brokers: string[]): Promise<void> => {
 export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
   const external = process.env["TRIBUTARY_EXTERNAL_SERVICES"] === "1"
   let startedKafka = false
-  if (!external) {
+  const needsKafka = external || runNeedsKafka(process.argv.slice(2))
+  if (!external && !needsKafka) {
+    if (script("postgres", "start") !== 0) throw new Error("scripts/postgres.sh start failed (output above)")
+    const url = spawnSync("bash", ["scripts/postgres.sh", "url"], { cwd: root, encoding: "utf8" }).stdout.trim()
+    if (url !== "") process.env["DATABASE_URL"] ??= url
+  } else if (!external) {
     const kafkaWasRunning = script("kafka", "status") === 0
     if (script("services", "start") !== 0) {
       throw new Error("scripts/services.sh start failed (output above)")
@@ -90,9 +120,9 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   }
   project.provide("kafkaBrokers", kafkaBrokers().join(","))
   project.provide("databaseUrl", databaseUrl())
-  await warmUpGroupCoordinator(kafkaBrokers())
+  if (needsKafka) await warmUpGroupCoordinator(kafkaBrokers())
 
-  if (external) return undefined
+  if (external || !needsKafka) return undefined
   return () => {
     rmSync(`${kafkaUsers}/${process.pid}`, { force: true })
     const othersUsingKafka = readdirSync(kafkaUsers).some((name) => isAlive(Number(name)))

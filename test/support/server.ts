@@ -60,8 +60,16 @@ export const serverLayer = (options: Partial<ReferenceServer.ServerOptions> = {}
 export const clientFor = (apiKey: string, retry?: ClientConfig["retry"]) =>
   Effect.flatMap(ServerUrl, (baseUrl) => TributaryClient.make({ baseUrl, apiKey: Redacted.make(apiKey), retry }))
 
+/** A raw answer: status, headers, the text and its parsed JSON body (the text when not JSON). */
+export interface RawAnswer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly body: any
+}
+
 /** A raw request to the server at `url`: status, headers, the text and its parsed JSON body. */
-export const requestTo = (url: string, path: string, init: RequestInit = {}) =>
+export const requestTo = (url: string, path: string, init: RequestInit = {}): Effect.Effect<RawAnswer> =>
   Effect.promise(async () => {
     const response = await fetch(`${url}${path}`, init)
     const text = await response.text()
@@ -75,7 +83,8 @@ export const requestTo = (url: string, path: string, init: RequestInit = {}) =>
   })
 
 /** A raw request to the server at `ServerUrl`: status, headers and parsed JSON body. */
-export const rawRequest = (path: string, init: RequestInit = {}) => Effect.flatMap(ServerUrl, (url) => requestTo(url, path, init))
+export const rawRequest = (path: string, init: RequestInit = {}): Effect.Effect<RawAnswer, never, ServerUrl> =>
+  Effect.flatMap(ServerUrl, (url) => requestTo(url, path, init))
 
 /** Runs `get` every 10 ms until `done` holds for its answer. */
 export const pollUntil = <A, E>(get: Effect.Effect<A, E>, done: (a: A) => boolean): Effect.Effect<A, E> =>

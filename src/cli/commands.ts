@@ -531,7 +531,7 @@ export const backfillCommand = command({
  * @category constructors
  */
 export const replayOptions = {
-  input: optional(positional("FILE", "Dead-letter file to replay (or --from-topic)"), "give FILE or --from-topic"),
+  input: optional(positional("FILE", "Dead-letter file to replay"), "none: give --from-topic instead"),
   fromTopic: optional(text("from-topic", "TOPIC", "Dead-letter topic to replay, read to its end (with --brokers)")),
   brokers: optional(withEnv(text("brokers", "HOST:PORT,...", "Kafka brokers for --from-topic"), "TRIBUTARY_KAFKA_BROKERS")),
   dataset: optional(dataset, "the one the letters name"),
@@ -571,7 +571,7 @@ export const replayCommand = command({
   ],
   options: replayOptions,
   groups: [
-    { title: "INPUT", keys: ["input", "fromTopic", "brokers", "dataset", "apiUrl", "apiKey"] },
+    { title: "INPUT", keys: ["fromTopic", "brokers", "dataset", "apiUrl", "apiKey"] },
     { title: "FILTERS", keys: ["reason", "stage", "field", "partition", "from", "to"] },
     { title: "FIXES", keys: ["set", "rename", "drop", "dryRun"] },
     { title: "STATE AND DELIVERY", keys: ["deadLetter", "checkpoint", "restart", "concurrency", "retries"] }

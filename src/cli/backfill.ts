@@ -39,6 +39,12 @@ export interface BackfillOptions {
   readonly maxPending?: PipelineConfig<never, never>["maxPending"]
   readonly keyOrder?: PipelineConfig<never, never>["keyOrder"]
   readonly maxDeadLetters?: PipelineConfig<never, never>["maxDeadLetters"]
+  /** Where its messages go (default: the console); the plain API hands them to its caller. */
+  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /** The run's events (default: a progress display on stderr). */
+  readonly onEvent?: PipelineConfig<never, never>["onEvent"]
+  /** Where dead letters go instead of `deadLetterPath`. */
+  readonly deadLetters?: DeadLetter.DeadLetterSink | undefined
 }
 
 /**
@@ -81,6 +87,8 @@ export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
 export const backfill = (client: TributaryClientService, options: BackfillOptions) =>
   Effect.gen(function*() {
     const source = yield* Postgres.make(options.source)
+    const log = options.say ?? Console.log
+    const warn = options.say ?? Console.error
     let datasetId = options.datasetId
     const bound = source.plan.destination
     const generation = `backfill ${source.plan.run === undefined ? "" : `run ${source.plan.run.slice(0, 8)} `}(generation ${source.plan.generation})`
@@ -96,7 +104,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
         // The dataset the interrupted (or finished) run created: the same command goes on into it.
         datasetId = bound
         const finished = yield* Effect.either(source.ensureFinished)
-        yield* Console.log(
+        yield* log(
           finished._tag === "Right"
             ? `${generation} into dataset ${bound}, which it created, is finished: nothing new to send`
             : `resuming ${generation} into dataset ${bound}, which it created`
@@ -104,7 +112,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       } else if (datasetId !== bound) {
         return yield* refuse(bound)
       } else if (source.remaining > 0 || source.plan.partitions.length > 0) {
-        yield* Console.error(`tributary: resuming ${generation} into dataset ${bound}`)
+        yield* warn(`tributary: resuming ${generation} into dataset ${bound}`)
       }
     } else if (options.createDataset !== undefined) {
       const created = yield* client.v2.v2Datasets.create({
@@ -120,15 +128,15 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       const boundTo = yield* source.bind(String(created.data.id))
       if (boundTo === String(created.data.id)) {
         datasetId = boundTo
-        yield* Console.log(`created dataset ${datasetId}`)
+        yield* log(`created dataset ${datasetId}`)
       } else {
         // Another process sharing the checkpoint table created (and bound) its dataset first:
         // this one goes into it, and the dataset it made, still empty, is removed.
         datasetId = boundTo
         yield* client.v2.v2Datasets.delete({ path: { id: created.data.id } }).pipe(
-          Effect.catchAll(() => Console.error(`tributary: cannot remove dataset ${created.data.id} (created by this process, left empty)`))
+          Effect.catchAll(() => warn(`tributary: cannot remove dataset ${created.data.id} (created by this process, left empty)`))
         )
-        yield* Console.log(`resuming ${generation} into dataset ${boundTo}, which another process of it created`)
+        yield* log(`resuming ${generation} into dataset ${boundTo}, which another process of it created`)
       }
     }
     // The table's columns against the dataset's, at once: one message naming every mismatch.
@@ -155,13 +163,13 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
     const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
-      deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
+      deadLetters: options.deadLetters ?? (yield* DeadLetter.ndjsonFile(options.deadLetterPath)),
       concurrency: options.concurrency,
       maxPending: options.maxPending,
       keyOrder: options.keyOrder,
       maxDeadLetters: options.maxDeadLetters,
       schema,
-      onEvent: progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
+      onEvent: options.onEvent ?? progressDisplay({ stream: process.stderr, total: source.remaining, describe: describeBackfill(source.remaining) }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
     yield* source.ensureFinished

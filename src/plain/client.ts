@@ -14,11 +14,12 @@
  * @since 0.3.0
  */
 import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
-import { Effect } from "effect"
+import { Effect, Option, ParseResult, Schema } from "effect"
 import { V1Api } from "../api/v1.js"
 import { V2Api } from "../api/v2/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import type { Progress } from "../pipeline/events.js"
+import { InvalidRequest } from "./errors.js"
 import { backfill, type BackfillOptions, ingest, type IngestOptions, sink, type SinkOptions } from "./jobs.js"
 import { type ClientOptions, makeRunner } from "./runtime.js"
 import { makeWriter, type Writer, type WriterOptions } from "./writer.js"
@@ -79,9 +80,34 @@ export interface Tributary {
   close(): Promise<void>
 }
 
-/** Group and operation names of an API definition. */
-const operationsOf = (api: { readonly groups: Readonly<Record<string, { readonly endpoints: Readonly<Record<string, unknown>> }>> }) =>
-  Object.entries(api.groups).map(([group, definition]) => [group, Object.keys(definition.endpoints)] as const)
+/** What the plain client reads of an endpoint: the schemas of the parts of its request. */
+interface EndpointParts {
+  readonly pathSchema: Option.Option<Schema.Schema<any, any, never>>
+  readonly urlParamsSchema: Option.Option<Schema.Schema<any, any, never>>
+  readonly payloadSchema: Option.Option<Schema.Schema<any, any, never>>
+}
+
+type ApiDefinition = { readonly groups: Readonly<Record<string, { readonly endpoints: Readonly<Record<string, EndpointParts>> }>> }
+
+/** Group and operation names of an API definition, with each operation's request schemas. */
+const operationsOf = (api: ApiDefinition) =>
+  Object.entries(api.groups).map(([group, definition]) => [group, Object.entries(definition.endpoints)] as const)
+
+/**
+ * Checks a request against its operation's schemas before it is sent: a caller without a
+ * compiler learns that a field is wrong as an `InvalidRequestError` naming it, not as a
+ * failure to read an answer.
+ */
+const checkRequest = (endpoint: EndpointParts, request: Record<string, unknown>) =>
+  Effect.forEach(
+    [["path", endpoint.pathSchema], ["urlParams", endpoint.urlParamsSchema], ["payload", endpoint.payloadSchema]] as const,
+    ([part, schema]) =>
+      Option.isNone(schema) ? Effect.void : Effect.mapError(
+        Schema.encodeUnknown(schema.value)(request[part]),
+        (error) => new InvalidRequest({ reason: `${part}: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+      ),
+    { discard: true }
+  )
 
 /**
  * Makes a plain client.
@@ -98,18 +124,21 @@ const operationsOf = (api: { readonly groups: Readonly<Record<string, { readonly
  */
 export const createClient = (options: ClientOptions): Tributary => {
   const runner = makeRunner(options)
-  const plainApi = (version: "v1" | "v2", api: Parameters<typeof operationsOf>[0]) =>
+  const plainApi = (version: "v1" | "v2", api: ApiDefinition) =>
     Object.fromEntries(operationsOf(api).map(([group, operations]) => [
       group,
-      Object.fromEntries(operations.map((operation) => [
+      Object.fromEntries(operations.map(([operation, endpoint]) => [
         operation,
         (request: ({ readonly signal?: AbortSignal; readonly headers?: unknown } & Record<string, unknown>) | undefined) => {
           const { signal, ...rest } = request ?? {}
           return runner.call(
-            Effect.flatMap(TributaryClient, (client) => {
-              const method = (client[version] as any)[group][operation] as (request: unknown) => Effect.Effect<unknown, unknown>
-              return method({ ...rest, headers: rest.headers ?? {} })
-            }),
+            Effect.zipRight(
+              checkRequest(endpoint, rest),
+              Effect.flatMap(TributaryClient, (client) => {
+                const method = (client[version] as any)[group][operation] as (request: unknown) => Effect.Effect<unknown, unknown>
+                return method({ ...rest, headers: rest.headers ?? {} })
+              })
+            ),
             signal
           )
         }

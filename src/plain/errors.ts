@@ -9,7 +9,7 @@
  *
  * @since 0.3.0
  */
-import { Cause, Option } from "effect"
+import { Cause, Data, Option } from "effect"
 import { isWireError, statusOf } from "../api/errors.js"
 
 /**
@@ -50,7 +50,8 @@ export class TributaryError extends Error {
     }
   ) {
     super(message)
-    this.name = new.target.name
+    // Not enumerable, as `Error`'s own: the fields a caller inspects are the service's.
+    Object.defineProperty(this, "name", { value: new.target.name, enumerable: false, configurable: true, writable: true })
     this.code = fields.code
     this.status = fields.status
     this.field = fields.field ?? null
@@ -87,6 +88,28 @@ export class ApiError extends TributaryError {
 export class ConnectionError extends TributaryError {}
 
 /**
+ * A request does not fit its operation (a missing or mistyped field): nothing was sent.
+ * `code` is `invalid_request`; the message names the part and the field.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class InvalidRequestError extends TributaryError {}
+
+/**
+ * A request found not to fit its operation before it was sent (turned into an
+ * `InvalidRequestError` at the edge).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class InvalidRequest extends Data.TaggedError("InvalidRequest")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+/**
  * A job stopped: `code` names why (`DeliveryError`, `CheckpointMismatch`, `DeadLetterLimit`,
  * `SchemaError`, `NdjsonReadError`, `KafkaError`, `PostgresError`...). What was delivered
  * before it stopped is committed: running the same job again resumes after it.
@@ -115,6 +138,7 @@ export const fromFailure = (failure: unknown): TributaryError => {
     : typeof tagged?.reason === "string"
     ? tagged.reason
     : String(failure)
+  if (tag === "InvalidRequest") return new InvalidRequestError(message, { code: "invalid_request" })
   if (tag === "RequestError" || tag === "ResponseError") return new ConnectionError(message, { code: "transport" })
   if (tag === "ParseError") {
     return new ConnectionError(`the service answered with what the contract does not allow: ${message.split("\n").slice(0, 3).join(" ")}`, {

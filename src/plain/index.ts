@@ -12,7 +12,7 @@
  * @since 0.3.0
  */
 export { type CallOptions, createClient, type PlainApi, type PlainMethod, type Tributary } from "./client.js"
-export { ApiError, ConnectionError, type ErrorDetail, JobError, TributaryError } from "./errors.js"
+export { ApiError, ConnectionError, type ErrorDetail, InvalidRequestError, JobError, TributaryError } from "./errors.js"
 export { type BackfillOptions, type IngestOptions, type JobOptions, type SinkOptions, type TypedOptions } from "./jobs.js"
 export type { ClientOptions } from "./runtime.js"
 export { type Input, InputError } from "./sources.js"

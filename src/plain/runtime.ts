@@ -60,6 +60,7 @@ export const makeRunner = (options: ClientOptions): Runner => {
   if (typeof options.baseUrl !== "string" || typeof options.apiKey !== "string") {
     throw new TypeError("createClient needs { baseUrl, apiKey } as strings")
   }
+  if (!URL.canParse(options.baseUrl)) throw new TypeError(`createClient: baseUrl ${JSON.stringify(options.baseUrl)} is not a URL`)
   const config: ClientConfig = {
     baseUrl: options.baseUrl,
     apiKey: Redacted.make(options.apiKey),

@@ -332,7 +332,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
       deliver: (batch, accepted) =>
-        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters })
+        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId) })
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),
@@ -567,6 +567,7 @@ const deliverAndComplete = (
     readonly counters: Counters
     readonly emit: (event: PipelineEvent) => Effect.Effect<void>
     readonly letters: Letters
+    readonly datasetId: string
   }
 ): Effect.Effect<void, PipelineError> =>
   Effect.suspend(() => {
@@ -574,7 +575,8 @@ const deliverAndComplete = (
     if (!run.commits.owned(partition)) return Effect.void
     const first = records[0]!.position.offset
     const last = records[records.length - 1]!.position.offset
-    return emit(run, { _tag: "BatchSent", partition, first, last, records: records.length, idempotencyKey: null }).pipe(
+    const count = records.length
+    return emit(run, { _tag: "BatchSent", partition, first, last, records: count, idempotencyKey: null }).pipe(
       Effect.zipRight(deliverBatch(run.delivery, batch, accepted)),
       Effect.flatMap((outcome) => {
         const done = deliveredBatch(batch, outcome)
@@ -584,6 +586,15 @@ const deliverAndComplete = (
         counters.replayed += outcome.replayed
         counters.rejected += outcome.rejected.length
         return writeDeadLetters(done.letters, run.letters).pipe(
+          Effect.zipRight(Effect.annotateCurrentSpan({
+            "tributary.ingestion_ids": outcome.ingestionIds.join(","),
+            "tributary.accepted": outcome.accepted,
+            "tributary.rejected": outcome.rejected.length,
+            "tributary.replayed": outcome.replayed,
+            "tributary.dead_lettered": done.letters.length,
+            "tributary.outcome": done.letters.length === 0 ? "stored" : outcome.accepted === 0 ? "dead_lettered" : "partly_dead_lettered"
+          })),
+          Effect.zipRight(deadLetterEvents(done.letters)),
           Effect.zipRight(emit(run, {
             _tag: "BatchDone",
             partition,
@@ -602,9 +613,39 @@ const deliverAndComplete = (
             ;(batch.records as Array<BatchRecord>).length = 0
           }))
         )
+      }),
+      // One span per batch, from its send to its commit's turn, its requests as its children.
+      Effect.withSpan("tributary.batch", {
+        kind: "producer",
+        attributes: {
+          "tributary.dataset": run.datasetId,
+          "tributary.source": run.commits.sourceName,
+          "tributary.partition": partition,
+          "tributary.first": first,
+          "tributary.last": last,
+          "tributary.records": count
+        }
       })
     )
   })
+
+/** Each dead letter of a batch as an event of the batch's span (none when nothing traces). */
+const deadLetterEvents = (letters: ReadonlyArray<DeadLetter>): Effect.Effect<void> =>
+  letters.length === 0 ? Effect.void : Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+    Effect.sync(() => {
+      if (span._tag === "None") return
+      const now = BigInt(Date.now()) * 1_000_000n
+      for (const letter of letters) {
+        span.value.event("dead_letter", now, {
+          "tributary.partition": letter.position.partition,
+          "tributary.offset": letter.position.offset,
+          "tributary.reason.code": letter.reason.code,
+          "tributary.reason.field": letter.reason.field ?? "",
+          "tributary.reason.message": letter.reason.message,
+          "tributary.stage": letter.stage
+        })
+      }
+    }))
 
 const emit = (run: { readonly emit: (event: PipelineEvent) => Effect.Effect<void> }, event: PipelineEvent) => run.emit(event)
 

@@ -22,6 +22,7 @@ import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { type PipelineConfig, run } from "../pipeline/run.js"
 import * as Typed from "../pipeline/Typed.js"
 import type { DeadLetter as Letter } from "../pipeline/vocabulary.js"
+import * as Metrics from "../telemetry/metrics.js"
 import type { Runner } from "./runtime.js"
 import { type Input, sourceOf } from "./sources.js"
 
@@ -139,9 +140,13 @@ const typedRecords = (options: TypedOptions): Typed.Records<any, any> | undefine
   })
 }
 
-/** The settings every job passes to `run` alike. */
-const runSettings = (options: JobOptions) => {
+/**
+ * The settings every job passes to `run` alike. Its events feed the run's metrics (exported
+ * when the client has telemetry; an update per progress report and per commit otherwise).
+ */
+const runSettings = (options: JobOptions, lag?: Parameters<typeof Metrics.recorder>[1]) => {
   const { onEvent, onProgress } = options
+  const metrics = Metrics.recorder({ dataset: String(options.dataset) }, lag)
   return {
     destination: { datasetId: options.dataset, api: options.api },
     records: typedRecords(options),
@@ -154,11 +159,14 @@ const runSettings = (options: JobOptions) => {
       linger: options.batch.lingerMillis === undefined ? undefined : `${options.batch.lingerMillis} millis` as const
     },
     progressInterval: `${options.progressIntervalMillis ?? 1000} millis` as const,
-    onEvent: onEvent === undefined && onProgress === undefined ? undefined : (event: PipelineEvent) =>
-      Effect.sync(() => {
-        onEvent?.(event)
-        if (event._tag === "Progress") onProgress?.(event.progress)
-      })
+    onEvent: (event: PipelineEvent) =>
+      Effect.zipRight(
+        metrics(event),
+        Effect.sync(() => {
+          onEvent?.(event)
+          if (event._tag === "Progress") onProgress?.(event.progress)
+        })
+      )
   }
 }
 
@@ -264,7 +272,10 @@ export const sink = <A, B>(runner: Runner, options: SinkOptions<A, B>): Promise<
         ? yield* Kafka.deadLetterTopic(letters.topic).pipe(Effect.provideService(Kafka.KafkaClient, kafka))
         : yield* deadLetterSink(letters, "tributary-dead-letters.ndjson")
       const running = yield* Effect.fork(run(client, {
-        ...runSettings({ ...options, deadLetters: undefined }),
+        ...runSettings({ ...options, deadLetters: undefined }, () =>
+          Effect.runSync(source.partitions).flatMap((p) =>
+            p.committed === undefined || p.end === undefined ? [] : [{ partition: p.partition, lag: Math.max(0, p.end - p.committed) }]
+          )),
         source,
         deadLetters,
         maxDeadLetters: letterLimit(options.maxDeadLetters, undefined),
@@ -363,7 +374,7 @@ export const backfill = (runner: Runner, options: BackfillOptions): Promise<Prog
         keyOrder: options.keyOrder,
         maxDeadLetters: letterLimit(options.maxDeadLetters, oneShotLetterLimit),
         say: (line) => Effect.sync(() => onMessage?.(line)),
-        onEvent: settings.onEvent ?? (() => Effect.void)
+        onEvent: settings.onEvent
       }).pipe(
         Effect.provide(Postgres.layer({ url: Redacted.make(options.databaseUrl), maxConnections: (options.parallel ?? options.partitions ?? 1) + 2 }))
       )

@@ -64,7 +64,9 @@ export const makeRunner = (options: ClientOptions): Runner => {
   const config: ClientConfig = {
     baseUrl: options.baseUrl,
     apiKey: Redacted.make(options.apiKey),
-    retry: { ...options.retry, ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }) }
+    retry: { ...options.retry, ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }) },
+    // Traced, every request is a span of its batch and carries `traceparent` to the service.
+    traceRequests: options.telemetry !== undefined
   }
   const layer = Layer.mergeAll(TributaryClient.layer(config), NodeContext.layer).pipe(
     Layer.provideMerge(options.telemetry === undefined ? Layer.empty : telemetryLayer(options.telemetry))

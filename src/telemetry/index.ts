@@ -16,6 +16,8 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { Duration, Effect, Layer } from "effect"
 
+export * as PipelineMetrics from "./metrics.js"
+
 /**
  * Where and how to export.
  *

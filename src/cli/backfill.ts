@@ -19,8 +19,10 @@ import {
   keyOrderOption as keyOrder,
   maxDeadLettersOption,
   maxPendingOption,
+  otlpEndpointOption as otlpEndpoint,
   positiveInteger,
-  retriesOption as retries
+  retriesOption as retries,
+  withTelemetry
 } from "./options.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
@@ -248,6 +250,7 @@ export const backfillCommand = Command.make(
     createDataset,
     dataSource,
     lease,
+    otlpEndpoint,
     ...connectionOptions
   },
   (options) =>
@@ -299,6 +302,12 @@ export const backfillCommand = Command.make(
       )
       yield* Console.log(summarizeBackfill(progress, options.deadLetter))
     }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
+      Effect.provide(TributaryClient.layer({
+        baseUrl: options.apiUrl,
+        apiKey: options.apiKey,
+        retry: { maxRetries: options.retries },
+        traceRequests: Option.isSome(options.otlpEndpoint)
+      })),
+      withTelemetry(options.otlpEndpoint)
     )
 ).pipe(Command.withDescription("Backfill a Postgres table or query into a dataset, resumable and effectively once"))

@@ -19,10 +19,13 @@ import {
   keyOrderOption as keyOrder,
   maxDeadLettersOption,
   maxPendingOption,
+  otlpEndpointOption as otlpEndpoint,
   positiveInteger,
   restartOption as restart,
-  retriesOption as retries
+  retriesOption as retries,
+  withTelemetry
 } from "./options.js"
+import { PipelineMetrics } from "../telemetry/index.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
@@ -78,6 +81,7 @@ export const ingestNdjson = (
       ? yield* Checkpoint.memory()
       : yield* Checkpoint.file(options.checkpointPath, { restart: options.restart })
     const display = progressDisplay({ stream: process.stderr })
+    const metrics = PipelineMetrics.recorder({ dataset: String(options.datasetId), source: source.name })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: options.datasetId, api: options.api },
@@ -91,7 +95,10 @@ export const ingestNdjson = (
         ? "give another --checkpoint"
         : `run with --restart to start over into dataset ${options.datasetId} (or give another --checkpoint)`,
       onEvent: (event) =>
-        event._tag === "Resumed" ? Console.error(resumedMessage(event, "line", options.checkpointPath)) : display(event),
+        Effect.zipRight(
+          metrics(event),
+          event._tag === "Resumed" ? Console.error(resumedMessage(event, "line", options.checkpointPath)) : display(event)
+        ),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(endProgress(process.stderr)))
     return progress
@@ -205,7 +212,7 @@ export const connectionOptions = {
 /** @since 0.1.0 */
 export const ingestCommand = Command.make(
   "ingest",
-  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, ...connectionOptions },
+  { input, dataset, deadLetter, checkpoint, concurrency, maxPending, maxPendingBytes, keyOrder, retries, maxDeadLetters, restart, maxLineBytes, otlpEndpoint, ...connectionOptions },
   (options) =>
     Effect.gen(function*() {
       const defaults = defaultPaths(options.input)
@@ -235,6 +242,12 @@ export const ingestCommand = Command.make(
       )
       yield* Console.log(summarize(progress, paths))
     }).pipe(
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, retry: { maxRetries: options.retries } }))
+      Effect.provide(TributaryClient.layer({
+        baseUrl: options.apiUrl,
+        apiKey: options.apiKey,
+        retry: { maxRetries: options.retries },
+        traceRequests: Option.isSome(options.otlpEndpoint)
+      })),
+      withTelemetry(options.otlpEndpoint)
     )
 ).pipe(Command.withDescription("Send an NDJSON file (or - for stdin) into a dataset, effectively once"))

@@ -4,7 +4,8 @@
  * @since 0.1.0
  */
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Effect } from "effect"
+import { Config, Effect, Option } from "effect"
+import * as Telemetry from "../telemetry/index.js"
 import { defaultRetryPolicy } from "../client/retry.js"
 import { defaultConcurrency, defaultMaxPending } from "../pipeline/run.js"
 
@@ -141,3 +142,24 @@ export const restartOption = Options.boolean("restart").pipe(
     "Start over: ignore the checkpoint and begin a fresh run (its records are stored again even if an earlier run sent them); the checkpoint is replaced"
   )
 )
+
+/**
+ * `--otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): export traces and metrics over
+ * OTLP/HTTP; `OTEL_SERVICE_NAME` names the service.
+ *
+ * @since 0.3.0
+ */
+export const otlpEndpointOption = Options.text("otlp-endpoint").pipe(
+  Options.withFallbackConfig(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  Options.optional,
+  Options.withDescription("Export traces and metrics over OTLP/HTTP to this address, e.g. http://localhost:4318 (or OTEL_EXPORTER_OTLP_ENDPOINT)")
+)
+
+/**
+ * Runs a command's effect with the telemetry layer when an OTLP endpoint is given (what is
+ * left is exported when the command ends).
+ *
+ * @since 0.3.0
+ */
+export const withTelemetry = (endpoint: Option.Option<string>) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Option.isNone(endpoint) ? effect : Effect.provide(effect, Telemetry.layer({ endpoint: endpoint.value }))

@@ -11,7 +11,7 @@ import * as ReferenceServer from "../server/http.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
 import * as SqlStore from "../server/store/sql.js"
 import { StoreError } from "../server/store/Store.js"
-import { positiveInteger } from "./options.js"
+import { otlpEndpointOption as otlpEndpoint, positiveInteger, withTelemetry } from "./options.js"
 
 const host = Options.text("host").pipe(
   Options.withDefault("127.0.0.1"),
@@ -147,7 +147,7 @@ const firstRequest = (url: string, key: string) =>
 /** @since 0.1.0 */
 export const serveCommand = Command.make(
   "serve",
-  { host, port, apiKey, seed, maxBodyBytes, faults, databaseUrl, databaseSchema, workers, ingestionLease, requestTimeout },
+  { host, port, apiKey, seed, maxBodyBytes, faults, databaseUrl, databaseSchema, workers, ingestionLease, requestTimeout, otlpEndpoint },
   (options) =>
     Effect.gen(function*() {
       const resolved = yield* resolveSeed(options.seed, options.apiKey)
@@ -164,6 +164,7 @@ export const serveCommand = Command.make(
         seed: resolved.seed,
         maxBodyBytes: options.maxBodyBytes,
         requestTimeoutMillis: options.requestTimeout,
+        traced: Option.isSome(options.otlpEndpoint),
         faults: Option.getOrUndefined(options.faults),
         store: durable === undefined
           ? undefined
@@ -199,6 +200,6 @@ export const serveCommand = Command.make(
         // One write, so whoever reads the output sees the whole start-up report at once.
         yield* Console.log(lines.join("\n"))
         return yield* Effect.never
-      }).pipe(Effect.scoped)
+      }).pipe(Effect.scoped, withTelemetry(options.otlpEndpoint))
     })
 ).pipe(Command.withDescription("Start the reference server (v1 and v2 on one port)"))

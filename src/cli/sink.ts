@@ -23,8 +23,11 @@ import {
   keyOrderOption as keyOrder,
   maxDeadLettersOption,
   maxPendingBytesOption as maxPendingBytes,
-  maxPendingOption
+  maxPendingOption,
+  otlpEndpointOption as otlpEndpoint,
+  withTelemetry
 } from "./options.js"
+import { PipelineMetrics } from "../telemetry/index.js"
 import { endProgress, progressDisplay } from "./progress.js"
 
 /**
@@ -183,6 +186,7 @@ export const sinkCommand = Command.make(
     saslMechanism,
     saslUsername,
     saslPassword,
+    otlpEndpoint,
     ...connectionOptions
   },
   (options) =>
@@ -222,6 +226,8 @@ export const sinkCommand = Command.make(
           `brokers ${settings.brokers.join(",")}${settings.sasl ? ` (SASL ${settings.sasl.mechanism} as ${settings.sasl.username})` : ""}`
       )
 
+      const metrics = PipelineMetrics.recorder({ dataset: options.dataset, source: source.name }, () =>
+        partitions().map((p) => ({ partition: p.partition, lag: lagOf(p) })))
       yield* Kafka.runUntilStopped(client, {
         source,
         destination: { datasetId: options.dataset },
@@ -235,7 +241,7 @@ export const sinkCommand = Command.make(
         drainTimeout: options.drainTimeout,
         onStop: say("sink: stopping: no more fetching; delivering what was read and committing"),
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
-        onEvent: (event) => {
+        onEvent: (event) => Effect.zipRight(metrics(event), Effect.suspend((): Effect.Effect<void> => {
           if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
           if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
           if (event._tag === "Assigned") return say(`sink: assigned ${event.partitions.join(", ")}`)
@@ -252,7 +258,7 @@ export const sinkCommand = Command.make(
             return say(`sink: revoked ${event.partitions.join(", ")}: in-flight batches drained, delivered ones committed`)
           }
           return Effect.void
-        }
+        }))
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.gen(function*() {
@@ -264,6 +270,7 @@ export const sinkCommand = Command.make(
       )
     }).pipe(
       Effect.scoped,
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey }))
+      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: options.apiKey, traceRequests: Option.isSome(options.otlpEndpoint) })),
+      withTelemetry(options.otlpEndpoint)
     )
 ).pipe(Command.withDescription("Move Kafka topics into a dataset, effectively once, until stopped (SIGTERM drains and commits)"))

@@ -332,7 +332,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
       deliver: (batch, accepted) =>
-        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId) })
+        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId), traced: client.traced })
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),
@@ -568,6 +568,7 @@ const deliverAndComplete = (
     readonly emit: (event: PipelineEvent) => Effect.Effect<void>
     readonly letters: Letters
     readonly datasetId: string
+    readonly traced: boolean
   }
 ): Effect.Effect<void, PipelineError> =>
   Effect.suspend(() => {
@@ -586,7 +587,7 @@ const deliverAndComplete = (
         counters.replayed += outcome.replayed
         counters.rejected += outcome.rejected.length
         return writeDeadLetters(done.letters, run.letters).pipe(
-          Effect.zipRight(Effect.annotateCurrentSpan({
+          Effect.zipRight(!run.traced ? Effect.void : Effect.annotateCurrentSpan({
             "tributary.ingestion_ids": outcome.ingestionIds.join(","),
             "tributary.accepted": outcome.accepted,
             "tributary.rejected": outcome.rejected.length,
@@ -594,7 +595,7 @@ const deliverAndComplete = (
             "tributary.dead_lettered": done.letters.length,
             "tributary.outcome": done.letters.length === 0 ? "stored" : outcome.accepted === 0 ? "dead_lettered" : "partly_dead_lettered"
           })),
-          Effect.zipRight(deadLetterEvents(done.letters)),
+          Effect.zipRight(run.traced ? deadLetterEvents(done.letters) : Effect.void),
           Effect.zipRight(emit(run, {
             _tag: "BatchDone",
             partition,
@@ -614,19 +615,32 @@ const deliverAndComplete = (
           }))
         )
       }),
-      // One span per batch, from its send to its commit's turn, its requests as its children.
-      Effect.withSpan("tributary.batch", {
-        kind: "producer",
-        attributes: {
-          "tributary.dataset": run.datasetId,
-          "tributary.source": run.commits.sourceName,
-          "tributary.partition": partition,
-          "tributary.first": first,
-          "tributary.last": last,
-          "tributary.records": count
-        }
-      })
+      // One span per batch, from its send to its commit's turn, its requests as its children;
+      // only when the client traces (tracing off costs nothing, not even a span object).
+      (delivering) => run.traced ? withBatchSpan(delivering, run.datasetId, run.commits.sourceName, partition, first, last, count) : delivering
     )
+  })
+
+/** A batch's span, named by its coordinates (its outcome is added when it is done). */
+const withBatchSpan = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  dataset: string,
+  source: string,
+  partition: string,
+  first: number,
+  last: number,
+  records: number
+) =>
+  Effect.withSpan(effect, "tributary.batch", {
+    kind: "producer",
+    attributes: {
+      "tributary.dataset": dataset,
+      "tributary.source": source,
+      "tributary.partition": partition,
+      "tributary.first": first,
+      "tributary.last": last,
+      "tributary.records": records
+    }
   })
 
 /** Each dead letter of a batch as an event of the batch's span (none when nothing traces). */

@@ -62,11 +62,14 @@ const printTree = (spans: ReadonlyArray<Span & { readonly service: string }>) =>
   const lines: Array<string> = []
   const walk = (parent: string | undefined, depth: number) => {
     for (const span of spans.filter((s) => (s.parentSpanId || undefined) === parent || (depth === 0 && !spans.some((p) => p.spanId === s.parentSpanId) && parent === undefined))) {
-      if (lines.some((line) => line.includes(span.spanId))) continue
+      if (lines.some((line) => line.endsWith(`#${span.spanId}`))) continue
       const attrs = span.attributes.filter((a) => a.key.startsWith("tributary.") || a.key === "http.response.status_code")
         .map((a) => `${a.key.replace("tributary.", "")}=${Object.values(a.value)[0]}`).join(" ")
-      const events = (span.events ?? []).map((e) => `  event ${e.name}`).join("")
-      lines.push(`${"  ".repeat(depth)}${span.name} [${span.service}] ${attrs}${events} #${span.spanId}`)
+      lines.push(`${"  ".repeat(depth)}${span.name} [${span.service}] ${attrs} #${span.spanId}`)
+      for (const event of span.events ?? []) {
+        const fields = event.attributes.map((a) => `${a.key.replace("tributary.", "")}=${Object.values(a.value)[0]}`).join(" ")
+        lines.push(`${"  ".repeat(depth + 1)}event ${event.name} ${fields} #${span.spanId}`)
+      }
       walk(span.spanId, depth + 1)
     }
   }

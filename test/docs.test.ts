@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import ts from "typescript"
 
-const roots = ["src/pipeline", "connectors", "src/client"]
+const roots = ["src/pipeline", "connectors", "src/client", "src/plain", "src/telemetry"]
 
 const filesUnder = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -70,7 +70,7 @@ describe("module docs", () => {
     expect(words.size).toBeLessThanOrEqual(12)
   })
 
-  it("every export of src/pipeline, connectors and src/client has @since and a @category from the list", () => {
+  it("every export of src/pipeline, connectors, src/client, src/plain and src/telemetry has @since and a @category from the list", () => {
     const allowed = categories()
     const files = roots.flatMap(filesUnder)
     expect(files.length).toBeGreaterThan(20)

@@ -19,6 +19,7 @@ import { metricsFor } from "./metrics.js"
 import { describeOutage, endProgress, progressDisplay, retryNotice } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
+import { withTelemetry } from "./telemetry.js"
 
 /**
  * What a backfill reads and where it keeps its state.
@@ -38,6 +39,12 @@ export interface BackfillOptions {
   /** Told of every event too (the metrics read the progress from it). */
   readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
   readonly schemaContract?: SchemaContract | undefined
+  /** Where its messages go (default: the console); the plain API hands them to its caller. */
+  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /** Whether the progress display is drawn on stderr (default true; the plain API has none). */
+  readonly display?: boolean | undefined
+  /** Where dead letters go instead of `deadLetterPath`. */
+  readonly deadLetters?: DeadLetter.DeadLetterSink | undefined
 }
 
 /**
@@ -83,6 +90,8 @@ export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
  */
 export const backfill = (client: TributaryClientService, options: BackfillOptions) =>
   Effect.gen(function*() {
+    const log = options.say ?? Console.log
+    const warn = options.say ?? Console.error
     const source = yield* Postgres.make(options.source)
     let datasetId = options.datasetId
     const bound = source.plan.destination
@@ -99,7 +108,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
         // The dataset the interrupted (or finished) run created: the same command goes on into it.
         datasetId = bound
         const finished = yield* Effect.either(source.ensureFinished)
-        yield* Console.log(
+        yield* log(
           finished._tag === "Right"
             ? `${generation} into dataset ${bound}, which it created, is finished: nothing new to send`
             : `resuming ${generation} into dataset ${bound}, which it created`
@@ -107,7 +116,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       } else if (datasetId !== bound) {
         return yield* refuse(bound)
       } else if (source.remaining > 0 || source.plan.partitions.length > 0) {
-        yield* Console.error(`tributary: resuming ${generation} into dataset ${bound}`)
+        yield* warn(`tributary: resuming ${generation} into dataset ${bound}`)
       }
     } else if (options.createDataset !== undefined) {
       const created = yield* client.v2.v2Datasets.create({
@@ -123,15 +132,15 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       const boundTo = yield* source.bind(String(created.data.id))
       if (boundTo === String(created.data.id)) {
         datasetId = boundTo
-        yield* Console.log(`created dataset ${datasetId}`)
+        yield* log(`created dataset ${datasetId}`)
       } else {
         // Another process sharing the checkpoint table created (and bound) its dataset first:
         // this one goes into it, and the dataset it made, still empty, is removed.
         datasetId = boundTo
         yield* client.v2.v2Datasets.delete({ path: { id: created.data.id } }).pipe(
-          Effect.catchAll(() => Console.error(`tributary: cannot remove dataset ${created.data.id} (created by this process, left empty)`))
+          Effect.catchAll(() => warn(`tributary: cannot remove dataset ${created.data.id} (created by this process, left empty)`))
         )
-        yield* Console.log(`resuming ${generation} into dataset ${boundTo}, which another process of it created`)
+        yield* log(`resuming ${generation} into dataset ${boundTo}, which another process of it created`)
       }
     }
     // The table's columns against the dataset's, at once: one message naming every mismatch.
@@ -159,13 +168,14 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
     const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
-      deadLetters: yield* DeadLetter.ndjsonFile(options.deadLetterPath),
+      deadLetters: options.deadLetters ?? (yield* DeadLetter.ndjsonFile(options.deadLetterPath)),
       concurrency: options.concurrency,
       maxPending: options.maxPending,
       keyOrder: options.keyOrder,
       maxDeadLetters: options.maxDeadLetters,
       schema,
-      onEvent: (event) => Effect.zipRight(options.onEvent?.(event) ?? Effect.void, display(event)),
+      onEvent: (event) =>
+        Effect.zipRight(options.onEvent?.(event) ?? Effect.void, options.display === false ? Effect.void : display(event)),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
     yield* source.ensureFinished
@@ -249,6 +259,8 @@ export const main = (options: Values<typeof backfillOptions>) =>
       baseUrl: options.apiUrl,
       apiKey: Redacted.make(options.apiKey),
       retry: { maxRetries: options.retries },
-      onRetry: retryNotice(process.stderr)
-    }))
+      onRetry: retryNotice(process.stderr),
+      traceRequests: options.otlpEndpoint !== undefined
+    })),
+    withTelemetry(options.otlpEndpoint)
   )

@@ -201,6 +201,14 @@ const schemaContract = withDefault(
 /** A filter or fix given any number of times (none: no filter, no fix). */
 const many = <A>(spec: Parameters<typeof repeated<A>>[0]) => withDefault(repeated(spec), [] as ReadonlyArray<A>, "none")
 
+const otlpEndpoint = optional(
+  withEnv(
+    text("otlp-endpoint", "URL", "Export traces and metrics over OTLP/HTTP to this address, e.g. http://localhost:4318"),
+    "OTEL_EXPORTER_OTLP_ENDPOINT"
+  ),
+  "none"
+)
+
 const json = flag("json", "Print the summary as one JSON object on stdout (the progress display stays on stderr)")
 
 const metricsPort = optional(
@@ -269,7 +277,8 @@ export const serveOptions = {
       "How long a worker holds an ingestion it took: if its server dies, another server finishes the ingestion after this",
       100
     ),
-    requestTimeout: duration("request-timeout", "60s", "Time to receive a whole request, headers and body; a client slower than this is answered 408", 100)
+    requestTimeout: duration("request-timeout", "60s", "Time to receive a whole request, headers and body; a client slower than this is answered 408", 100),
+    otlpEndpoint
   }
 
 /**
@@ -288,7 +297,8 @@ export const serveCommand = command({
   groups: [
     { title: "OPTIONS", keys: ["host", "port", "apiKey", "seed"] },
     { title: "STORAGE", keys: ["databaseUrl", "databaseSchema", "workers", "ingestionLease"] },
-    { title: "LIMITS AND FAULTS", keys: ["maxBodyBytes", "requestTimeout", "faults"] }
+    { title: "LIMITS AND FAULTS", keys: ["maxBodyBytes", "requestTimeout", "faults"] },
+    { title: "TELEMETRY", keys: ["otlpEndpoint"] }
   ],
   examples: [
     { what: "on http://127.0.0.1:8080 with a key of your choosing", command: "tributary serve --api-key dev-key" },
@@ -353,6 +363,7 @@ export const ingestOptions = {
     restart,
     json,
     metricsPort,
+    otlpEndpoint,
     concurrency,
     maxPending: maxPending(deliveryDefaults.maxPending),
     maxPendingBytes,
@@ -378,7 +389,7 @@ export const ingestCommand = command({
   ],
   options: ingestOptions,
   groups: [
-    { title: "OPTIONS", keys: ["dataset", "apiUrl", "apiKey", "deadLetter", "checkpoint", "restart", "json", "metricsPort"] },
+    { title: "OPTIONS", keys: ["dataset", "apiUrl", "apiKey", "deadLetter", "checkpoint", "restart", "json", "metricsPort", "otlpEndpoint"] },
     { title: "DELIVERY", keys: ["concurrency", "maxPending", "maxPendingBytes", "keyOrder", "retries", "maxDeadLetters", "maxLineBytes"] },
     { title: "BAD DATA", keys: ["schemaContract"] }
   ],
@@ -409,6 +420,7 @@ export const sinkOptions = {
     deadLetter: optional(text("dead-letter", "FILE", "File for dead letters, one JSON object per line"), "tributary-dead-letters.ndjson in the current directory"),
     deadLetterTopic: optional(text("dead-letter-topic", "TOPIC", "Kafka topic for dead letters, instead of a file"), "none"),
     metricsPort,
+    otlpEndpoint,
     drainTimeout: duration("drain-timeout", "30s", "How long stopping (or a rebalance) may wait for batches in flight"),
     sessionTimeout: duration("session-timeout", "10s", "The group gives a silent member's partitions to others after this long"),
     concurrency,
@@ -443,7 +455,7 @@ export const sinkCommand = command({
   ],
   options: sinkOptions,
   groups: [
-    { title: "OPTIONS", keys: ["brokers", "topics", "group", "dataset", "apiUrl", "apiKey", "deadLetter", "deadLetterTopic", "metricsPort", "drainTimeout", "sessionTimeout"] },
+    { title: "OPTIONS", keys: ["brokers", "topics", "group", "dataset", "apiUrl", "apiKey", "deadLetter", "deadLetterTopic", "metricsPort", "otlpEndpoint", "drainTimeout", "sessionTimeout"] },
     { title: "DELIVERY", keys: ["concurrency", "maxPending", "maxPendingBytes", "keyOrder", "maxDeadLetters", "schemaContract"] },
     { title: "KAFKA CONNECTION", keys: ["clientId", "tls", "tlsCa", "saslMechanism", "saslUsername", "saslPassword"] }
   ],
@@ -485,6 +497,7 @@ export const backfillOptions = {
     since: optional(text("since-column", "COL", "A column that grows when a row changes: each later run sends only the rows changed since the last")),
     json,
     metricsPort,
+    otlpEndpoint,
     concurrency,
     maxPending: maxPending(deliveryDefaults.maxPending),
     maxPendingBytes,
@@ -510,7 +523,7 @@ export const backfillCommand = command({
   groups: [
     { title: "SOURCE", keys: ["databaseUrl", "table", "query", "key", "partitions", "parallel", "since"] },
     { title: "DESTINATION", keys: ["dataset", "createDataset", "dataSource", "apiUrl", "apiKey"] },
-    { title: "STATE AND OUTPUT", keys: ["checkpoint", "checkpointTable", "lease", "deadLetter", "json", "metricsPort"] },
+    { title: "STATE AND OUTPUT", keys: ["checkpoint", "checkpointTable", "lease", "deadLetter", "json", "metricsPort", "otlpEndpoint"] },
     { title: "DELIVERY", keys: ["concurrency", "maxPending", "maxPendingBytes", "keyOrder", "retries", "maxDeadLetters", "schemaContract"] }
   ],
   examples: [

@@ -13,11 +13,13 @@ import * as DeadLetter from "../pipeline/DeadLetter.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run, topReasons } from "../pipeline/run.js"
 import type { SchemaContract } from "../pipeline/SchemaContract.js"
+import { PipelineMetrics } from "../telemetry/index.js"
 import type { ingestOptions } from "./commands.js"
 import { metricsFor } from "./metrics.js"
 import { endProgress, progressDisplay, retryNotice } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
+import { withTelemetry } from "./telemetry.js"
 
 /** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
 export const interruptedExitCode = 130
@@ -110,6 +112,8 @@ export const ingestNdjson = (
       : yield* Checkpoint.file(options.checkpointPath, { restart: options.restart })
     const size = isStdin(options.input) ? undefined : statSync(options.input).size
     const display = progressDisplay({ stream: process.stderr, done: size === undefined ? undefined : fileDone(size) })
+    // Effect metrics, exported when a telemetry layer is given (`--otlp-endpoint`).
+    const metrics = PipelineMetrics.recorder({ dataset: String(options.datasetId), source: source.name })
     const progress = yield* run(client, {
       source,
       destination: { datasetId: options.datasetId, api: options.api },
@@ -126,7 +130,7 @@ export const ingestNdjson = (
       onEvent: (event) =>
         event._tag === "Resumed"
           ? Console.error(resumedMessage(event, "line", options.checkpointPath))
-          : Effect.zipRight(options.onEvent?.(event) ?? Effect.void, display(event)),
+          : Effect.zipRight(Effect.zipRight(metrics(event), options.onEvent?.(event) ?? Effect.void), display(event)),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(endProgress(process.stderr)))
     return progress
@@ -252,6 +256,8 @@ export const main = (options: Values<typeof ingestOptions>) =>
       baseUrl: options.apiUrl,
       apiKey: Redacted.make(options.apiKey),
       retry: { maxRetries: options.retries },
-      onRetry: retryNotice(process.stderr)
-    }))
+      onRetry: retryNotice(process.stderr),
+      traceRequests: options.otlpEndpoint !== undefined
+    })),
+    withTelemetry(options.otlpEndpoint)
   )

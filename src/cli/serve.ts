@@ -13,6 +13,7 @@ import { StoreError } from "../server/store/Store.js"
 import type { serveOptions } from "./commands.js"
 import { UsageError } from "./errors.js"
 import type { Values } from "./spec.js"
+import { withTelemetry } from "./telemetry.js"
 
 /** The URL without its password, to say where the data is. */
 const describeUrl = (url: Redacted.Redacted): string => {
@@ -98,7 +99,8 @@ export const main = (options: Values<typeof serveOptions>) =>
       workers: {
         workers: options.workers ?? (durable === undefined ? 1 : 4),
         leaseMillis: options.ingestionLease
-      }
+      },
+      traced: options.otlpEndpoint !== undefined
     })
     yield* Effect.gen(function*() {
       const context = yield* Layer.build(server)
@@ -123,5 +125,5 @@ export const main = (options: Values<typeof serveOptions>) =>
       // One write, so whoever reads the output sees the whole start-up report at once.
       yield* Console.log(lines.join("\n"))
       return yield* Effect.never
-    }).pipe(Effect.scoped)
+    }).pipe(Effect.scoped, withTelemetry(options.otlpEndpoint))
   })

@@ -13,6 +13,7 @@ import { Console, Duration, Effect, Redacted } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import { TributaryClient } from "../client/Client.js"
 import * as DeadLetter from "../pipeline/DeadLetter.js"
+import { PipelineMetrics } from "../telemetry/index.js"
 import { emptyProgress, type Progress } from "../pipeline/events.js"
 import type { sinkOptions } from "./commands.js"
 import { UsageError } from "./errors.js"
@@ -20,6 +21,7 @@ import { lagOf, serveMetrics, type SinkStatus } from "./metrics.js"
 import { endProgress, progressDisplay } from "./progress.js"
 import { columnAddedLine } from "./schemaContract.js"
 import type { Values } from "./spec.js"
+import { withTelemetry } from "./telemetry.js"
 
 /**
  * The connection settings the flags describe.
@@ -104,6 +106,9 @@ export const main = (options: Values<typeof sinkOptions>) =>
       const committedThrough = new Map<string, number>()
       const partitions = () => Effect.runSync(source.partitions)
       const display = progressDisplay({ stream: process.stderr, describe: describeSink(partitions) })
+      // Effect metrics, exported when a telemetry layer is given (`--otlp-endpoint`).
+      const metrics = PipelineMetrics.recorder({ dataset: options.dataset, source: source.name }, () =>
+        partitions().map((p) => ({ partition: p.partition, lag: lagOf(p) })))
       const status = (): SinkStatus => {
         const held = partitions()
         return { progress: latest, partitions: held, ready: held.length > 0 && latest.outage === null }
@@ -132,7 +137,7 @@ export const main = (options: Values<typeof sinkOptions>) =>
         drainTimeout: Duration.millis(options.drainTimeout),
         onStop: say("sink: stopping: no more fetching; delivering what was read and committing"),
         progressInterval: process.stderr.isTTY ? "500 millis" : "5 seconds",
-        onEvent: (event) => {
+        onEvent: (event) => Effect.zipRight(metrics(event), Effect.suspend((): Effect.Effect<void> => {
           if (event._tag === "Committed") return Effect.sync(() => committedThrough.set(event.position.partition, event.position.offset))
           if (event._tag === "Progress") return Effect.zipRight(Effect.sync(() => (latest = event.progress)), display(event))
           if (event._tag === "Assigned") return say(`sink: assigned ${event.partitions.join(", ")}`)
@@ -150,7 +155,7 @@ export const main = (options: Values<typeof sinkOptions>) =>
             return say(`sink: revoked ${event.partitions.join(", ")}: in-flight batches drained, delivered ones committed`)
           }
           return Effect.void
-        }
+        }))
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.gen(function*() {
@@ -162,5 +167,10 @@ export const main = (options: Values<typeof sinkOptions>) =>
       )
     }).pipe(
       Effect.scoped,
-      Effect.provide(TributaryClient.layer({ baseUrl: options.apiUrl, apiKey: Redacted.make(options.apiKey) }))
+      Effect.provide(TributaryClient.layer({
+        baseUrl: options.apiUrl,
+        apiKey: Redacted.make(options.apiKey),
+        traceRequests: options.otlpEndpoint !== undefined
+      })),
+      withTelemetry(options.otlpEndpoint)
     )

@@ -41,7 +41,8 @@ export interface ClientConfig {
   readonly apiKey: Redacted.Redacted<string>
   readonly retry?: Partial<RetryPolicy> | undefined
   /**
-   * Trace the pipeline's requests too (`exchanges`: ingest and polls). Off by default: they
+   * Trace the pipeline's requests and batches too (`exchanges`: ingest and polls; a span per
+   * batch, see `tributary/telemetry`). Off by default: they
    * then go straight to undici (`Transport.exchanges`), at a fraction of the cost per request,
    * and the pipeline reports its progress as events. The typed `v1` and `v2` clients are
    * always traced.
@@ -95,7 +96,9 @@ const makeClients = (config: ClientConfig) =>
       /** The retry policy in force. */
       retryPolicy: policy,
       /** The service's base address, as configured. */
-      baseUrl: config.baseUrl
+      baseUrl: config.baseUrl,
+      /** Whether requests are traced (`traceRequests`): a run then has a span per batch too. */
+      traced: config.traceRequests === true
     }
   })
 

@@ -363,7 +363,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
       deliver: (batch, accepted) =>
-        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters })
+        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId), traced: client.traced })
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),
@@ -658,6 +658,8 @@ const deliverAndComplete = (
     readonly counters: Counters
     readonly emit: (event: PipelineEvent) => Effect.Effect<void>
     readonly letters: Letters
+    readonly datasetId: string
+    readonly traced: boolean
   }
 ): Effect.Effect<void, PipelineError> =>
   Effect.suspend(() => {
@@ -665,7 +667,8 @@ const deliverAndComplete = (
     if (!run.commits.owned(partition)) return Effect.void
     const first = records[0]!.position.offset
     const last = records[records.length - 1]!.position.offset
-    return emit(run, { _tag: "BatchSent", partition, first, last, records: records.length, idempotencyKey: null }).pipe(
+    const count = records.length
+    return emit(run, { _tag: "BatchSent", partition, first, last, records: count, idempotencyKey: null }).pipe(
       Effect.zipRight(deliverBatch(run.delivery, batch, accepted)),
       Effect.flatMap((outcome) => {
         const done = deliveredBatch(batch, outcome)
@@ -675,6 +678,15 @@ const deliverAndComplete = (
         counters.replayed += outcome.replayed
         counters.rejected += outcome.rejected.length
         return writeDeadLetters(done.letters, run.letters).pipe(
+          Effect.zipRight(!run.traced ? Effect.void : Effect.annotateCurrentSpan({
+            "tributary.ingestion_ids": outcome.ingestionIds.join(","),
+            "tributary.accepted": outcome.accepted,
+            "tributary.rejected": outcome.rejected.length,
+            "tributary.replayed": outcome.replayed,
+            "tributary.dead_lettered": done.letters.length,
+            "tributary.outcome": done.letters.length === 0 ? "stored" : outcome.accepted === 0 ? "dead_lettered" : "partly_dead_lettered"
+          })),
+          Effect.zipRight(run.traced ? deadLetterEvents(done.letters) : Effect.void),
           Effect.zipRight(emit(run, {
             _tag: "BatchDone",
             partition,
@@ -693,9 +705,52 @@ const deliverAndComplete = (
             ;(batch.records as Array<BatchRecord>).length = 0
           }))
         )
-      })
+      }),
+      // One span per batch, from its send to its commit's turn, its requests as its children;
+      // only when the client traces (tracing off costs nothing, not even a span object).
+      (delivering) => run.traced ? withBatchSpan(delivering, run.datasetId, run.commits.sourceName, partition, first, last, count) : delivering
     )
   })
+
+/** A batch's span, named by its coordinates (its outcome is added when it is done). */
+const withBatchSpan = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  dataset: string,
+  source: string,
+  partition: string,
+  first: number,
+  last: number,
+  records: number
+) =>
+  Effect.withSpan(effect, "tributary.batch", {
+    kind: "producer",
+    attributes: {
+      "tributary.dataset": dataset,
+      "tributary.source": source,
+      "tributary.partition": partition,
+      "tributary.first": first,
+      "tributary.last": last,
+      "tributary.records": records
+    }
+  })
+
+/** Each dead letter of a batch as an event of the batch's span (none when nothing traces). */
+const deadLetterEvents = (letters: ReadonlyArray<DeadLetter>): Effect.Effect<void> =>
+  letters.length === 0 ? Effect.void : Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+    Effect.sync(() => {
+      if (span._tag === "None") return
+      const now = BigInt(Date.now()) * 1_000_000n
+      for (const letter of letters) {
+        span.value.event("dead_letter", now, {
+          "tributary.partition": letter.position.partition,
+          "tributary.offset": letter.position.offset,
+          "tributary.reason.code": letter.reason.code,
+          "tributary.reason.field": letter.reason.field ?? "",
+          "tributary.reason.message": letter.reason.message,
+          "tributary.stage": letter.stage
+        })
+      }
+    }))
 
 const emit = (run: { readonly emit: (event: PipelineEvent) => Effect.Effect<void> }, event: PipelineEvent) => run.emit(event)
 

@@ -71,6 +71,11 @@ export interface ServerOptions {
   readonly workers?: WorkerOptions | undefined
   /** Time to receive a whole request, headers and body (408 after it); 60 s unless given. */
   readonly requestTimeoutMillis?: number | undefined
+  /**
+   * Continue the callers' traces (`traceparent`): a span per request, under the caller's. The
+   * ingest fast path has no spans, so every request then goes through the API's routes.
+   */
+  readonly traced?: boolean | undefined
 }
 
 /** 10 MB, the documented default body limit. @since 0.1.0 */
@@ -273,10 +278,10 @@ const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<
  */
 export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer, ServeError | StoreError> =>
   HttpApiBuilder.serve(withRequestId).pipe(
-    // No per-request tracing spans: nothing here reads them.
-    HttpMiddleware.withTracerDisabledWhen(() => true),
+    // No per-request tracing spans unless asked for: they cost, and nothing else reads them.
+    (served) => options.traced === true ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true),
     Layer.provide(apiLayer(options)),
-    Layer.merge(ingestRoute(options)),
+    Layer.merge(options.traced === true ? Layer.empty : ingestRoute(options)),
     Layer.provide(storeOf(options)),
     Layer.provideMerge(nodeServer(options))
   )

@@ -158,14 +158,14 @@ export const makePost = (options: PostOptions) => {
         lastChild: last.child?.index
       }, options.runOf?.(partition))
       : null
-    const exchange = options.exchanges({
+    const exchange = Effect.zipRight(key === null ? Effect.void : Effect.annotateCurrentSpan("tributary.idempotency_key", key), options.exchanges({
       method: "POST",
       path: wire.dataPath,
       // As bytes, made once: undici would copy a string into a new buffer on every attempt,
       // and those copies lived long enough to be promoted (twice the GC work, measured).
       body: batchBodyBytes(records),
       headers: key === null ? undefined : { "idempotency-key": key }
-    })
+    }))
     return Effect.matchEffect(exchange, {
       onFailure: (error) => Effect.fail({ records, reason: `the service could not be reached: ${error.message}` }),
       onSuccess: (reply): Effect.Effect<Posted, PostFailure> => {

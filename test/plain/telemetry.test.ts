@@ -1,0 +1,166 @@
+/**
+ * OpenTelemetry end to end: a real OTLP/HTTP receiver on loopback (a Node HTTP server that
+ * keeps what arrives, decoded from OTLP JSON), a plain job with telemetry into a reference
+ * server (itself exporting to the receiver) behind a proxy that answers the first ingest 503.
+ * The span tree of the run is read back: one batch span with its attributes, its two send
+ * attempts as children, its dead letter as an event, and the server's spans in the same trace.
+ */
+import { randomUUID } from "node:crypto"
+import { createServer, request as httpRequest } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Layer, ManagedRuntime } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createClient } from "../../src/plain/index.js"
+import * as Telemetry from "../../src/telemetry/index.js"
+import { serverLayer, ServerUrl } from "../support/server.js"
+
+interface Span {
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId?: string
+  readonly name: string
+  readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }>
+  readonly events?: ReadonlyArray<{ readonly name: string; readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }> }>
+}
+
+/** An OTLP/HTTP (JSON) receiver: what arrived, per signal. */
+const receiver = async () => {
+  const spans: Array<Span & { readonly service: string }> = []
+  const metrics: Array<string> = []
+  const server = createServer((req, res) => {
+    let body = ""
+    req.setEncoding("utf8")
+    req.on("data", (chunk) => (body += chunk))
+    req.on("end", () => {
+      const payload = JSON.parse(body)
+      if (req.url === "/v1/traces") {
+        for (const resource of payload.resourceSpans ?? []) {
+          const service = resource.resource.attributes.find((a: any) => a.key === "service.name")?.value.stringValue
+          for (const scope of resource.scopeSpans ?? []) for (const span of scope.spans ?? []) spans.push({ ...span, service })
+        }
+      }
+      if (req.url === "/v1/metrics") {
+        for (const resource of payload.resourceMetrics ?? []) {
+          for (const scope of resource.scopeMetrics ?? []) for (const metric of scope.metrics ?? []) metrics.push(metric.name)
+        }
+      }
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, metrics, close: () => server.close() }
+}
+
+const attribute = (span: { readonly attributes: Span["attributes"] }, key: string) => {
+  const value = span.attributes.find((a) => a.key === key)?.value
+  return value === undefined ? undefined : Object.values(value)[0]
+}
+
+/** The span tree of a trace as text (for the README: `TRIBUTARY_PRINT_TRACE=1`). */
+const printTree = (spans: ReadonlyArray<Span & { readonly service: string }>) => {
+  const lines: Array<string> = []
+  const walk = (parent: string | undefined, depth: number) => {
+    for (const span of spans.filter((s) => (s.parentSpanId || undefined) === parent || (depth === 0 && !spans.some((p) => p.spanId === s.parentSpanId) && parent === undefined))) {
+      if (lines.some((line) => line.endsWith(`#${span.spanId}`))) continue
+      const attrs = span.attributes.filter((a) => a.key.startsWith("tributary.") || a.key === "http.response.status_code")
+        .map((a) => `${a.key.replace("tributary.", "")}=${Object.values(a.value)[0]}`).join(" ")
+      lines.push(`${"  ".repeat(depth)}${span.name} [${span.service}] ${attrs} #${span.spanId}`)
+      for (const event of span.events ?? []) {
+        const fields = event.attributes.map((a) => `${a.key.replace("tributary.", "")}=${Object.values(a.value)[0]}`).join(" ")
+        lines.push(`${"  ".repeat(depth + 1)}event ${event.name} ${fields} #${span.spanId}`)
+      }
+      walk(span.spanId, depth + 1)
+    }
+  }
+  walk(undefined, 0)
+  console.log(lines.map((line) => line.replace(/ #[0-9a-f]+$/, "")).join("\n"))
+}
+
+let otlp: Awaited<ReturnType<typeof receiver>>
+let server: ManagedRuntime.ManagedRuntime<ServerUrl, unknown>
+
+beforeAll(async () => {
+  otlp = await receiver()
+  server = ManagedRuntime.make(
+    serverLayer({ traced: true }).pipe(
+      Layer.provide(Telemetry.layer({ endpoint: otlp.url, serviceName: "reference-server", exportInterval: "100 millis" }))
+    )
+  )
+})
+afterAll(async () => {
+  await server.dispose()
+  otlp.close()
+})
+
+describe("OpenTelemetry over OTLP/HTTP (a real receiver on loopback)", () => {
+  it("exports the span tree of a run with a retry and a dead letter, continued by the server, and the run's metrics", async () => {
+    const target = new URL(await server.runPromise(ServerUrl))
+    // The first ingest is answered 503 (the client retries it); everything else goes through.
+    const traceparents: Array<string> = []
+    let refused = false
+    const proxy = createServer((req, res) => {
+      const isIngest = req.method === "POST" && req.url?.endsWith("/data") === true
+      if (isIngest) traceparents.push(String(req.headers.traceparent))
+      if (isIngest && !refused) {
+        refused = true
+        req.resume()
+        res.writeHead(503, { "content-type": "application/json" })
+        res.end(JSON.stringify({ requestId: randomUUID(), status: "error", errors: [{ code: "unavailable", message: "busy" }] }))
+        return
+      }
+      req.pipe(httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      }))
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+    const tributary = createClient({
+      baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      apiKey: "acme-admin",
+      retry: { baseDelay: "1 millis" },
+      telemetry: { endpoint: otlp.url, serviceName: "plain-job", exportInterval: "100 millis" }
+    })
+    try {
+      const source = await tributary.v2.v2DataSources.create({ payload: { name: "traced" } })
+      const dataset = await tributary.v2.v2Datasets.create({
+        payload: { name: "traced", dataSourceId: source.data.id, schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }], primaryKey: ["id"] }
+      })
+      const progress = await tributary.ingest({
+        dataset: dataset.data.id,
+        from: [{ id: "a", n: 1 }, { id: "b", n: "two" }, { id: "c", n: 3 }],
+        deadLetters: () => undefined
+      })
+      expect([progress.accepted, progress.deadLettered]).toEqual([2, 1])
+    } finally {
+      // Closing exports what is left.
+      await tributary.close()
+      proxy.closeAllConnections()
+      proxy.close()
+    }
+    await server.dispose()
+
+    const jobSpans = otlp.spans.filter((span) => span.service === "plain-job")
+    const batch = jobSpans.find((span) => span.name === "tributary.batch")!
+    expect(batch).toBeDefined()
+    expect(attribute(batch, "tributary.dataset")).toBeDefined()
+    expect(attribute(batch, "tributary.partition")).toBe("0")
+    expect([attribute(batch, "tributary.first"), attribute(batch, "tributary.last"), attribute(batch, "tributary.records")].map(Number)).toEqual([1, 3, 2])
+    expect(attribute(batch, "tributary.idempotency_key")).toMatch(/^[0-9a-f-]{36}$/)
+    expect(attribute(batch, "tributary.ingestion_ids")).toMatch(/^[0-9a-f-]{36}$/)
+    expect(attribute(batch, "tributary.outcome")).toBe("partly_dead_lettered")
+    // The record the schema check refused is a dead letter of its batch (lines 1 to 3, 2 sent).
+    const letters = (batch.events ?? []).filter((event) => event.name === "dead_letter")
+    expect(letters.map((event) => [attribute(event, "tributary.offset"), attribute(event, "tributary.reason.code")].map(String))).toEqual([["2", "invalid_type"]])
+    const attempts = jobSpans.filter((span) => span.parentSpanId === batch.spanId && span.name.startsWith("http.client POST"))
+    expect(attempts).toHaveLength(2)
+    // Each attempt carried the trace to the service, and the server continued it.
+    expect(traceparents).toHaveLength(2)
+    for (const header of traceparents) expect(header.split("-")[1]).toBe(batch.traceId)
+    const serverSpans = otlp.spans.filter((span) => span.service === "reference-server" && span.traceId === batch.traceId)
+    expect(serverSpans.some((span) => attempts.some((attempt) => span.parentSpanId === attempt.spanId))).toBe(true)
+
+    if (process.env["TRIBUTARY_PRINT_TRACE"] !== undefined) printTree(otlp.spans.filter((span) => span.traceId === batch.traceId))
+    expect(otlp.metrics).toEqual(expect.arrayContaining(["tributary.records.read", "tributary.records.stored", "tributary.records.dead_lettered"]))
+  }, 60_000)
+})

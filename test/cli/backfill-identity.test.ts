@@ -252,9 +252,11 @@ describe("backfill identity", () => {
       { id: "at", dataType: "number" }
     ], ["id"])
     const path = join(dir, "mismatched.checkpoint.json")
+    // freeze: a column the dataset lacks is a mismatch too (under the default, evolve, it is sent
+    // and the dataset gains it).
     const args = (datasetId: string) => [
       "--table", table, "--key", "id", "--dataset", datasetId, "--checkpoint", path, "--dead-letter", deadLetterPath("mismatched"),
-      ...api(server)
+      "--schema-contract", "freeze", ...api(server)
     ]
     const refused = await runBackfill(args(wrong))
     expect(refused.code).toBe(1)

@@ -50,7 +50,7 @@ describe("the package face", () => {
     expect(typeof root.ApiError).toBe("function")
     expect("ReferenceServer" in root).toBe(false)
 
-    const loaded = await modulesLoadedBy("await import('tributary')")
+    const loaded = await modulesLoadedBy("await import('tributary-ingest')")
     expect(loaded.some((url) => url.endsWith("/dist/src/plain/index.js"))).toBe(true)
     expect(loaded.filter((url) => heavy.test(url))).toEqual([])
     // The check sees such modules where they are loaded.

@@ -20,8 +20,17 @@ export const idempotencyWindowMillis = 24 * 60 * 60 * 1000
 
 const fingerprintOf = (body: unknown): string => createHash("sha256").update(JSON.stringify(body ?? null)).digest("hex")
 
-const markReplayed = HttpApp.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+/**
+ * Marks the answer of the API request being served as a replay: the `idempotent-replayed`
+ * header, and nothing logged (`Replayed`).
+ *
+ * @since 0.1.0
+ */
+export const markReplayed: Effect.Effect<void, never, HttpServerRequest.HttpServerRequest> = Effect.zipRight(
+  HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+  ),
+  FiberRef.set(Replayed, true)
 )
 
 /**
@@ -62,7 +71,7 @@ export const idempotent = <A, E, R>(key: string | undefined, body: unknown, exec
       body,
       execute
     )
-    if (replayed) yield* Effect.zipRight(markReplayed, FiberRef.set(Replayed, true))
+    if (replayed) yield* markReplayed
     return answer
   })
 }

@@ -9,7 +9,7 @@ import { TributaryApi } from "../api/index.js"
 import { CurrentPrincipal } from "../api/security.js"
 import { timezones } from "../timezones.js"
 import { present } from "./errors.js"
-import { idempotent } from "./idempotency.js"
+import * as Ingest from "./http/ingest.js"
 import { respond } from "./request.js"
 import { listAccounts } from "./services/accounts.js"
 import { createDataSource, deleteDataSource, listDataSourcesOfAccount } from "./services/dataSources.js"
@@ -21,7 +21,7 @@ import {
   purgeDataset,
   visibleDataset
 } from "./services/datasets.js"
-import { getIngestion, ingest, listIngestions } from "./services/ingestions.js"
+import { getIngestion, listIngestions } from "./services/ingestions.js"
 import { type DataSource, type Dataset, type DatasetStats, type Ingestion, statsOf } from "./store/Store.js"
 
 const dataSourceV1 = (d: DataSource) => ({
@@ -137,17 +137,6 @@ export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSourc
         present
       )))
 
-/**
- * The answer to an accepted v1 ingest (also served by the ingest route in front of the API).
- *
- * @since 0.1.0
- */
-export const v1IngestAnswer = (ingestion: Ingestion) =>
-  respond("success", {
-    ingestionId: ingestion.id,
-    message: `Data ingestion request accepted: ${ingestion.counts.received} records`
-  })
-
 /** v1 ingestion lists: pages from 1, 100 ingestions by default. */
 const v1IngestionPages = { defaultSize: 100, max: Number.MAX_SAFE_INTEGER, first: 1 }
 
@@ -186,14 +175,9 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
         Effect.flatMap((d) => respond("success", { message: `All rows of dataset ${d.id} were removed` })),
         present
       ))
+    // Idempotency-Key is a v2 feature; v1 accepts it too, as an extension.
     .handle("ingest", ({ headers, path, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        // Idempotency-Key is a v2 feature; v1 accepts it too, as an extension.
-        idempotent(
-          headers["idempotency-key"],
-          payload,
-          Effect.flatMap(ingest(principal, path.datasetId, payload.records), v1IngestAnswer)
-        )).pipe(present))
+      Ingest.handle("v1", { datasetId: path.datasetId, payload, idempotencyKey: headers["idempotency-key"] }))
     .handle("listIngestions", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((principal) => listIngestions(principal, path.datasetId, urlParams, v1IngestionPages)),

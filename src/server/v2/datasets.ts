@@ -10,6 +10,7 @@ import { TributaryApi } from "../../api/index.js"
 import { CurrentPrincipal } from "../../api/security.js"
 import { present } from "../errors.js"
 import { idempotent } from "../idempotency.js"
+import * as Ingest from "../http/ingest.js"
 import { pageView } from "../paging.js"
 import { respond } from "../request.js"
 import {
@@ -22,7 +23,7 @@ import {
   updateDataset,
   visibleDataset
 } from "../services/datasets.js"
-import { getIngestion, ingest, ingestionStatistics, listIngestions } from "../services/ingestions.js"
+import { getIngestion, ingestionStatistics, listIngestions } from "../services/ingestions.js"
 import type { ViewColumn } from "../modifications/modifications.js"
 import { planOf } from "../services/rows.js"
 import type { Dataset, Ingestion } from "../store/Store.js"
@@ -38,20 +39,6 @@ const ingestionItem = (i: Ingestion) => ({
   initiatedBy: i.initiatedBy,
   duration: i.duration
 })
-
-/**
- * The answer to an accepted v2 ingest (also served by the ingest route in front of the API).
- *
- * @since 0.1.0
- */
-export const v2IngestAnswer = (ingestion: Ingestion) =>
-  respond("success", {
-    data: {
-      ingestionId: ingestion.id,
-      status: ingestion.status,
-      message: `Data ingestion request accepted: ${ingestion.counts.received} records`
-    }
-  })
 
 /** Terminal ingestions carry a summary; pending ones do not yet. */
 const ingestionDetail = (i: Ingestion) => ({
@@ -193,12 +180,7 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
         present
       ))
     .handle("ingest", ({ headers, path, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          payload,
-          Effect.flatMap(ingest(principal, path.id, payload.records), v2IngestAnswer)
-        )).pipe(present))
+      Ingest.handle("v2", { datasetId: path.id, payload, idempotencyKey: headers["idempotency-key"] }))
     .handle("listIngestions", ({ path, urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => listIngestions(p, path.id, urlParams)),

@@ -11,4 +11,4 @@
 export * from "./pipeline/index.js"
 export * from "./client/index.js"
 export * as Records from "./records.js"
-export * as Timezones from "./timezones.js"
+export * as Timezones from "./server/core/timezones.js"

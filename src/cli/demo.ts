@@ -14,7 +14,7 @@ import { Command, Options } from "@effect/cli"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Console, Context, Effect, Layer, Redacted } from "effect"
 import { TributaryClient } from "../client/Client.js"
-import * as ReferenceServer from "../server/http.js"
+import * as ReferenceServer from "../server/http/server.js"
 import { defaultSeed, generateApiKey } from "../server/seed.js"
 import { ingestNdjson, summarize } from "./ingest.js"
 

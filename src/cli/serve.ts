@@ -7,10 +7,10 @@ import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Config, Console, Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { formatFaults, parseFaults } from "../server/faults.js"
-import * as ReferenceServer from "../server/http.js"
+import * as ReferenceServer from "../server/http/server.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
-import * as SqlStore from "../server/store/sql.js"
-import { StoreError } from "../server/store/Store.js"
+import * as SqlStore from "../server/core/store/sql.js"
+import { StoreError } from "../server/core/store/Store.js"
 import { positiveInteger } from "./options.js"
 
 const host = Options.text("host").pipe(

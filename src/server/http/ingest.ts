@@ -20,12 +20,12 @@ import { CurrentPrincipal, type Principal } from "../../api/security.js"
 import * as V1 from "../../api/v1.js"
 import { DatasetIdPath } from "../../api/v2/common.js"
 import { IngestRequest as V2IngestRequest } from "../../api/v2/datasets.js"
-import { present } from "../errors.js"
-import { markReplayed, once } from "../idempotency.js"
-import { badRequestFromDecode, invalidJson } from "../internal/decodeError.js"
-import { respond } from "../request.js"
-import { ingest } from "../services/ingestions.js"
-import type { DatasetRef, Ingestion } from "../store/Store.js"
+import { present } from "../core/errors.js"
+import { markReplayed, once } from "./idempotency.js"
+import { badRequestFromDecode, invalidJson } from "./decodeError.js"
+import { respond } from "./envelope.js"
+import { ingest } from "../core/ingestion.js"
+import type { DatasetRef, Ingestion } from "../core/store/Store.js"
 
 /**
  * The answer to an accepted v1 ingest.

@@ -1,0 +1,133 @@
+/**
+ * v2 data source handlers.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { Effect } from "effect"
+import { TributaryApi } from "../../../api/index.js"
+import { CurrentPrincipal } from "../../../api/security.js"
+import { idempotent } from "../idempotency.js"
+import { present } from "../../core/errors.js"
+import { pageView } from "../paging.js"
+import { respond } from "../envelope.js"
+import {
+  createDataSource,
+  deleteDataSource,
+  listDataSources,
+  purgeDataSource,
+  setDataSourceTimezone,
+  updateDataSource,
+  visibleDataSource
+} from "../../core/catalog/dataSources.js"
+import { setDataSourcePermissions, setDataSourceSyncInterval, syncFrequencyOptions } from "../../features/settings.js"
+import type { DataSource } from "../../core/store/Store.js"
+
+/** API data sources are always healthy. */
+export const activeStatus = {
+  status: "active",
+  statusCode: "active",
+  errorType: null,
+  reason: null,
+  description: null,
+  userAction: null
+} as const
+
+const listItem = (d: DataSource) => ({
+  id: d.id,
+  name: d.name,
+  integrationKey: d.key,
+  connectionId: d.connectionId,
+  createdAt: d.createdAt,
+  lastActivityAt: d.lastActivityAt,
+  timezone: d.timezone,
+  statusInfo: activeStatus
+})
+
+const detail = (d: DataSource) => ({
+  ...listItem(d),
+  managedBy: d.createdBy,
+  syncInterval: d.syncInterval
+})
+
+const respondDetail = (d: DataSource) => respond("success", { data: detail(d) })
+
+/** @since 0.1.0 */
+export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSources", (handlers) =>
+  handlers
+    .handle("list", ({ urlParams }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((principal) => listDataSources(principal, urlParams)),
+        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
+        present
+      ))
+    .handle("create", ({ headers, payload }) =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        idempotent(
+          headers["idempotency-key"],
+          { payload, accountId: headers["x-account-id"] },
+          createDataSource(principal, {
+            accountId: headers["x-account-id"],
+            name: payload.name,
+            timezone: payload.timezone,
+            integrationKey: payload.integrationKey,
+            connectionId: payload.connectionId
+          }).pipe(Effect.flatMap(respondDetail))
+        )).pipe(present))
+    .handle("get", ({ path }) =>
+      CurrentPrincipal.pipe(Effect.flatMap((p) => visibleDataSource(p, path.id)), Effect.flatMap(respondDetail), present))
+    .handle("update", ({ path, payload }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => updateDataSource(p, path.id, { name: payload.name })),
+        Effect.flatMap(respondDetail),
+        present
+      ))
+    .handle("delete", ({ path }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => deleteDataSource(p, path.id)),
+        Effect.flatMap((d) => respond("success", { data: { message: `Data source ${d.id} and all its datasets were deleted` } })),
+        present
+      ))
+    .handle("purge", ({ headers, path }) =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        idempotent(
+          headers["idempotency-key"],
+          null,
+          purgeDataSource(principal, path.id).pipe(
+            Effect.flatMap(({ dataSource, datasetCount }) =>
+              respond("success", {
+                data: { message: `All data of data source ${dataSource.id} (${datasetCount} datasets) was removed` }
+              })
+            )
+          )
+        )).pipe(present))
+    .handle("setTimezone", ({ path, payload }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDataSourceTimezone(p, path.id, payload)),
+        Effect.flatMap(respondDetail),
+        present
+      ))
+    .handle("getPermissions", ({ path }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => visibleDataSource(p, path.id)),
+        Effect.flatMap((d) => respond("success", { data: d.permissions })),
+        present
+      ))
+    .handle("setPermissions", ({ path, payload }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDataSourcePermissions(p, path.id, payload)),
+        Effect.flatMap((d) => respond("success", { data: d.permissions })),
+        present
+      ))
+    .handle("setSyncFrequency", ({ path, payload }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => setDataSourceSyncInterval(p, path.id, payload.syncInterval)),
+        Effect.flatMap(respondDetail),
+        present
+      ))
+    .handle("syncFrequencyOptions", ({ path }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => visibleDataSource(p, path.id)),
+        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })),
+        present
+      )))

@@ -10,7 +10,7 @@ import { formatFaults, parseFaults } from "../server/faults.js"
 import * as ReferenceServer from "../server/http/server.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
 import * as SqlStore from "../server/core/store/sql.js"
-import { StoreError } from "../server/core/store/Store.js"
+import { StoreError } from "../server/core/errors.js"
 import { positiveInteger } from "./options.js"
 
 const host = Options.text("host").pipe(

@@ -12,7 +12,8 @@ import { AppliedFilters } from "../api/v2/metrics.js"
 import { formatPath, parseIssues } from "../internal/issues.js"
 import { isTimezone } from "./core/timezones.js"
 import { mergeUserMetadata } from "./features/organization/profiles.js"
-import { defaultLimits, defaultPlan, Store, type StoreError } from "./core/store/Store.js"
+import { defaultLimits, defaultPlan, Store } from "./core/store/Store.js"
+import type { StoreError } from "./core/errors.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 

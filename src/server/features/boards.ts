@@ -12,10 +12,11 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import { NotFound } from "../core/errors.js"
-import { pageOfItems, type PageRequest } from "../http/paging.js"
+import { pageOfItems, type PageRequest } from "../core/paging.js"
 import type { Seed, SeedBoard } from "../seed.js"
 import { matchesSearch, sortedBy } from "../core/store/order.js"
-import { type Metric, type SortOrder, Store, type StoreError } from "../core/store/Store.js"
+import { type Metric, type SortOrder, Store } from "../core/store/Store.js"
+import type { StoreError } from "../core/errors.js"
 import { canSee } from "../core/permissions.js"
 import { visibleMetric } from "./metrics.js"
 

@@ -7,29 +7,14 @@
  */
 import { Effect, Option } from "effect"
 import type { Principal } from "../../api/security.js"
-import { requireRole } from "../http/auth.js"
+import { requireRole } from "../core/permissions.js"
 import { Forbidden, NotFound } from "../core/errors.js"
-import { type PageRequest, sliceOf } from "../http/paging.js"
+import { type PageRequest, sliceOf } from "../core/paging.js"
 import type { Seed } from "../seed.js"
-import { type Connection, type ConnectionPatch, defaultPermissions, Store, type StoreError } from "../core/store/Store.js"
-import { canSee } from "../core/permissions.js"
-import { resolvePermissions } from "./settings.js"
-
-const asResource = (c: Connection) => ({ ...c, createdBy: c.managedBy ?? { id: -1 } })
-
-/**
- * The connection `id` if the principal may see it; `NotFound` otherwise.
- *
- * @since 0.1.0
- */
-export const visibleConnection = (principal: Principal, id: number) =>
-  Effect.flatMap(Store, (store) => store.connection(id)).pipe(
-    Effect.flatMap((connection) =>
-      Option.isSome(connection) && canSee(principal, asResource(connection.value))
-        ? Effect.succeed(connection.value)
-        : Effect.fail(new NotFound({ resource: "Connection", id }))
-    )
-  )
+import { type Connection, type ConnectionPatch, defaultPermissions, Store } from "../core/store/Store.js"
+import type { StoreError } from "../core/errors.js"
+import { visibleConnection } from "../core/catalog/connections.js"
+import { resolvePermissions } from "../core/permissions.js"
 
 const changed = (id: number) =>
   Effect.flatMap(Option.match({

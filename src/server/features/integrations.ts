@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
 import { IntegrationDetail } from "../../api/v2/integrations.js"
 import { NotFound } from "../core/errors.js"
-import { pageOfItems, type PageRequest } from "../http/paging.js"
+import { pageOfItems, type PageRequest } from "../core/paging.js"
 import { matchesSearch, sortedBy } from "../core/store/order.js"
 import type { SortOrder } from "../core/store/Store.js"
 

@@ -16,52 +16,15 @@ import {
   type Dataset,
   type DatasetMetadata,
   type DatasetRef,
-  type Permissions,
   Store,
   unverified
 } from "../core/store/Store.js"
-import { canSee } from "../core/permissions.js"
+import { canSee, resolvePermissions } from "../core/permissions.js"
 import { editableDataSource, updateDataSource } from "../core/catalog/dataSources.js"
 import { editableDataset, updateDataset } from "../core/catalog/datasets.js"
 import { metricsOfDataset } from "./metrics.js"
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
-
-/**
- * Checks a permissions update: `accessList` only with `selectedUsers` (and required then),
- * naming users of the principal's organization.
- *
- * @since 0.1.0
- */
-export const resolvePermissions = (
-  principal: Principal,
-  update: {
-    readonly accessLevel: Permissions["accessLevel"]
-    readonly accessList?: ReadonlyArray<{ readonly id: number }> | null | undefined
-  }
-) =>
-  Effect.gen(function*() {
-    if (update.accessLevel !== "selectedUsers") {
-      if (update.accessList != null && update.accessList.length > 0) {
-        return yield* invalid("accessList", "accessList is only allowed with accessLevel selectedUsers")
-      }
-      return { accessLevel: update.accessLevel, accessList: null } satisfies Permissions
-    }
-    if (update.accessList == null || update.accessList.length === 0) {
-      return yield* invalid("accessList", "accessLevel selectedUsers needs a non-empty accessList")
-    }
-    const store = yield* Store
-    const members = yield* store.users(principal.organizationId)
-    const accessList: Array<{ id: number; name: string }> = []
-    for (const [i, { id }] of update.accessList.entries()) {
-      const member = members.find((u) => u.id === id)
-      if (member === undefined) {
-        return yield* invalid(`accessList[${i}].id`, `user ${id} is not a member of the organization`)
-      }
-      accessList.push({ id: member.id, name: member.name })
-    }
-    return { accessLevel: "selectedUsers", accessList } satisfies Permissions
-  })
 
 /**
  * `InvalidField` on `syncInterval` unless it is one of the accepted minutes.

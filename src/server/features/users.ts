@@ -13,11 +13,11 @@ import { Effect, Either, Option } from "effect"
 import type { Principal, Role } from "../../api/security.js"
 import { withArticle } from "../../internal/text.js"
 import { isTimezone } from "../core/timezones.js"
-import { requireRole } from "../http/auth.js"
+import { requireRole } from "../core/permissions.js"
 import { AccessDenied, Conflict, Forbidden, InvalidField, NotFound } from "../core/errors.js"
 import { mergeUserMetadata, type UserMetadataPatch } from "./organization/profiles.js"
 import { type Slice, Store, type User, type UserChange, type UserPatch } from "../core/store/Store.js"
-import { requireRoomFor } from "./organization/organization.js"
+import { requireRoomFor } from "../core/catalog/organization.js"
 
 /** @since 0.1.0 */
 export interface UserListRequest {

@@ -1,13 +1,13 @@
 /**
- * Keys and roles: resolving `x-api-key`, role checks.
+ * Keys: resolving `x-api-key` to its principal (what a principal may do is `core/permissions.ts`).
  *
  * @since 0.1.0
  */
 import { Effect, FiberRef, Layer, Option, Redacted } from "effect"
 import { CurrentActor } from "./activity.js"
 import type { Unauthorized } from "../../api/errors.js"
-import { ApiKeyAuth, type Principal, type Role } from "../../api/security.js"
-import { Forbidden, toWireError } from "../core/errors.js"
+import { ApiKeyAuth, type Principal } from "../../api/security.js"
+import { toWireError } from "./wireErrors.js"
 import { failWith } from "./envelope.js"
 import { Store, type StoreService } from "../core/store/Store.js"
 
@@ -49,15 +49,3 @@ export const ApiKeyAuthLive = Layer.effect(
       apiKey: (key) => Effect.tap(principalOf(store, Redacted.value(key)), (principal) => FiberRef.set(CurrentActor, principal))
     }))
 )
-
-const rank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2 }
-
-/**
- * Fails with `Forbidden` unless the principal's role is at least `minimum`.
- *
- * @since 0.1.0
- */
-export const requireRole = (principal: Principal, minimum: Role, action: string): Effect.Effect<void, Forbidden> =>
-  rank[principal.role] >= rank[minimum]
-    ? Effect.void
-    : Effect.fail(new Forbidden({ role: principal.role, needed: minimum, action }))

@@ -5,10 +5,10 @@
  */
 import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
-import { requireRole } from "../../http/auth.js"
+import { requireRole } from "../permissions.js"
 import { Conflict, InvalidField, NotFound } from "../errors.js"
 import { type AccountPatch, type Slice, Store } from "../store/Store.js"
-import { requireRoomFor } from "../../features/organization/organization.js"
+import { requireRoomFor } from "./organization.js"
 
 /**
  * Every account of the principal's organization.

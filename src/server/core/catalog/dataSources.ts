@@ -6,14 +6,14 @@
 import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
 import { isTimezone } from "../timezones.js"
-import { requireRole } from "../../http/auth.js"
+import { requireRole } from "../permissions.js"
 import { Forbidden, InvalidField, NotFound } from "../errors.js"
-import { type PageRequest, sliceOf } from "../../http/paging.js"
+import { type PageRequest, sliceOf } from "../paging.js"
 import { type DataSource, type DataSourcePatch, defaultPermissions, type ListSortField, type SortOrder, Store } from "../store/Store.js"
 import { canSee } from "../permissions.js"
-import { requireRoomFor } from "../../features/organization/organization.js"
+import { requireRoomFor } from "./organization.js"
 import { visibleAccount } from "./accounts.js"
-import { visibleConnection } from "../../features/connections.js"
+import { visibleConnection } from "./connections.js"
 
 /** @since 0.1.0 */
 export interface CreateDataSource {

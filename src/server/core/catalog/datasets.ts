@@ -6,22 +6,19 @@
 import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
 import type { Column } from "../../../records.js"
-import { requireRole } from "../../http/auth.js"
 import { InvalidField, NotFound } from "../errors.js"
-import { type PageRequest, sliceOf } from "../../http/paging.js"
+import { sliceOf } from "../paging.js"
 import {
   type Dataset,
   type DatasetPatch,
   type DatasetRef,
   defaultPermissions,
   emptyMetadata,
-  type SortOrder,
   Store,
   unverified
 } from "../store/Store.js"
-import { canSee } from "../permissions.js"
+import { canSee, requireRole } from "../permissions.js"
 import { visibleAccount } from "./accounts.js"
-import { modifiedRows, planOf, sortOf } from "../../features/modifications/rows.js"
 import { type ListParams, visibleDataSource } from "./dataSources.js"
 
 /** @since 0.1.0 */
@@ -212,29 +209,4 @@ export const duplicateDataset = (principal: Principal, id: DatasetRef, name: str
       id: principal.userId,
       name: principal.userName
     }).pipe(updated(id))
-  })
-
-/** @since 0.1.0 */
-export interface RowParams extends PageRequest {
-  readonly sortBy?: string | undefined
-  readonly sortOrder?: SortOrder | undefined
-}
-
-/** Rows pages: from 0, 200 rows by default, at most 1000, as on the service's row endpoints. */
-const rowPages = { defaultSize: 200, max: 1000, first: 0 }
-
-/**
- * A page of a visible dataset's rows as its modifications show them (calculated columns,
- * filters, hidden columns left out), sorted by a column of the view if asked.
- *
- * @since 0.1.0
- */
-export const datasetRows = (principal: Principal, id: DatasetRef, params: RowParams) =>
-  Effect.gen(function*() {
-    const dataset = yield* visibleDataset(principal, id)
-    const plan = planOf(dataset)
-    const sort = yield* sortOf(plan, params.sortBy, params.sortOrder)
-    const { page, pageSize, slice } = sliceOf(params, rowPages)
-    const found = yield* modifiedRows(dataset, plan, { ...slice, sort })
-    return { dataset, plan, page, pageSize, found }
   })

@@ -10,11 +10,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../../records.js"
+import type { IdempotencyKeyReused, StoreError } from "../errors.js"
 import type { Principal, Role } from "../../../api/security.js"
-import type { Modifications } from "../../features/modifications/modifications.js"
-import type { AggregationFunction, ColumnRef, FilterGroup } from "../../features/analytics/metrics.js"
+import type { Modifications } from "../definitions/modifications.js"
+import type { AggregationFunction, ColumnRef, FilterGroup } from "../definitions/metrics.js"
 
 /** @since 0.1.0 */
 export type AccountType = "organization" | "agency" | "client"
@@ -561,29 +562,6 @@ export interface MetricQuery extends Slice {
   readonly search?: string | undefined
   readonly sort?: { readonly by: "name" | "createdAt"; readonly order: SortOrder } | undefined
 }
-
-/**
- * The store could not do what it was asked. `Unavailable`: the database cannot be reached
- * (a retry may succeed: 503); `Failed`: anything else (500).
- *
- * @since 0.1.0
- * @category errors
- */
-export class StoreError extends Data.TaggedError("StoreError")<{
-  readonly reason: "Unavailable" | "Failed"
-  readonly message: string
-  readonly cause?: unknown
-}> {}
-
-/**
- * The same `Idempotency-Key` (same user and route) came with a different request body.
- *
- * @since 0.1.0
- * @category errors
- */
-export class IdempotencyKeyReused extends Data.TaggedError("IdempotencyKeyReused")<{
-  readonly key: string
-}> {}
 
 /** @since 0.1.0 */
 export type DataSourcePatch = Partial<Pick<DataSource, "name" | "timezone" | "syncInterval" | "permissions">>

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { isoTimestamp } from "../clock.js"
-import { noModifications } from "../../features/modifications/modifications.js"
+import { noModifications } from "../definitions/modifications.js"
 import type { Dataset, Ingestion, NewDataset } from "./Store.js"
 
 /**

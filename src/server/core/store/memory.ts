@@ -12,30 +12,8 @@ import { canSee } from "../permissions.js"
 import { matchesSearch, sortedBy } from "./order.js"
 import { newDataset, newIngestion } from "./entities.js"
 import { type RowLedger, writeRows } from "./rowLedger.js"
-import {
-  type Account,
-  type ActivityEntry,
-  type ClaimedIngestion,
-  type Connection,
-  defaultLimits,
-  defaultPlan,
-  emptyOrganizationProfile,
-  type Invoice,
-  type UserChange,
-  type DataSource,
-  type Dataset,
-  IdempotencyKeyReused,
-  type Ingestion,
-  type ListQuery,
-  type Metric,
-  type Organization,
-  type Page,
-  type Slice,
-  statsOf,
-  Store,
-  type StoreService,
-  type User
-} from "./Store.js"
+import { type Account, type ActivityEntry, type ClaimedIngestion, type Connection, defaultLimits, defaultPlan, emptyOrganizationProfile, type Invoice, type UserChange, type DataSource, type Dataset, type Ingestion, type ListQuery, type Metric, type Organization, type Page, type Slice, statsOf, Store, type StoreService, type User } from "./Store.js"
+import { IdempotencyKeyReused } from "../errors.js"
 
 /**
  * A dataset's rows, and the ledger that ingestions write them through. Rows and their sizes

@@ -9,7 +9,14 @@
  * @since 0.1.0
  */
 import { Either } from "effect"
-import type { AggregationFunctions, FilterOperators } from "../../../api/v2/metrics.js"
+import type {
+  AggregationFunction,
+  ColumnRef,
+  FilterCondition,
+  FilterGroup,
+  FilterOperator,
+  LogicalOperator
+} from "../../core/definitions/metrics.js"
 import type { Column, RecordValue, Row } from "../../../records.js"
 import { InvalidField } from "../../core/errors.js"
 import { sortedBy } from "../../core/store/order.js"
@@ -25,38 +32,6 @@ import {
   nextBucketStart,
   startOfLocalDate
 } from "./zonedTime.js"
-
-/** @since 0.1.0 */
-export type AggregationFunction = (typeof AggregationFunctions)[number]
-
-/** @since 0.1.0 */
-export type FilterOperator = (typeof FilterOperators)[number]
-
-/** @since 0.1.0 */
-export interface ColumnRef {
-  readonly id: string
-  readonly displayName: string
-}
-
-/** @since 0.1.0 */
-export interface FilterCondition {
-  readonly field: string
-  readonly operator: FilterOperator
-  readonly values: ReadonlyArray<string>
-}
-
-/** @since 0.1.0 */
-export type LogicalOperator = "and" | "or"
-
-/**
- * A metric's own filters: conditions joined by one logical operator.
- *
- * @since 0.1.0
- */
-export interface FilterGroup {
-  readonly logicalOperator: LogicalOperator
-  readonly conditions: ReadonlyArray<FilterCondition>
-}
 
 /**
  * Filters applied on top of a metric (drilldown, values, board blocks): groups of conditions.

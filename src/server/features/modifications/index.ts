@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+export * from "../../core/definitions/modifications.js"
 export * from "./formula.js"
 export * from "./functions.js"
 export * from "./modifications.js"

@@ -15,6 +15,7 @@
  * @since 0.1.0
  */
 import { withArticle } from "../../../internal/text.js"
+import type { ColumnFilter, DataTypeChange, FilterCondition, Modifications } from "../../core/definitions/modifications.js"
 import type { Column, ColumnType, RecordValue, Row } from "../../../records.js"
 import { isIsoDateTime } from "../../../records.js"
 import {
@@ -45,51 +46,6 @@ import {
   type Value
 } from "./values.js"
 
-/** @since 0.1.0 @category models */
-export interface FilterCondition {
-  readonly type: string
-  readonly value?: unknown
-}
-
-/** @since 0.1.0 @category models */
-export interface ColumnFilter {
-  readonly logicalOperator: "AND" | "OR"
-  readonly conditions: ReadonlyArray<FilterCondition>
-}
-
-/** @since 0.1.0 @category models */
-export interface DataTypeChange {
-  readonly outputLogicalType: string
-  readonly inputFormat: string | null
-  readonly outputFormat: { readonly type: string; readonly scale: string | null } | null
-}
-
-/**
- * A modification definition as stored: every map present (empty when unset); `order` may list
- * only some columns and `visibility` only the hidden or shown ones — the rest take their
- * defaults when the definition is applied, so columns added by later ingestions fit in.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Modifications {
-  readonly filters: Readonly<Record<string, ColumnFilter>>
-  readonly formulas: Readonly<Record<string, string>>
-  readonly displayNames: Readonly<Record<string, string>>
-  readonly dataTypes: Readonly<Record<string, DataTypeChange>>
-  readonly order: ReadonlyArray<string>
-  readonly visibility: Readonly<Record<string, boolean>>
-}
-
-/** @since 0.1.0 @category models */
-export const noModifications: Modifications = {
-  filters: {},
-  formulas: {},
-  displayNames: {},
-  dataTypes: {},
-  order: [],
-  visibility: {}
-}
 
 /**
  * A problem with a definition: the field (`formulas.total`, `filters.amount.conditions[0].type`)

@@ -12,17 +12,14 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import type { Principal } from "../../../api/security.js"
+import { visibleDataset } from "../../core/catalog/datasets.js"
+import { type PageRequest, sliceOf } from "../../core/paging.js"
 import { InvalidField } from "../../core/errors.js"
 import type { Row } from "../../../records.js"
-import {
-  applyModifications,
-  compile,
-  noModifications,
-  type Plan,
-  sortKey,
-  type ViewColumn
-} from "./modifications.js"
-import { type Dataset, type Page, type SortOrder, Store } from "../../core/store/Store.js"
+import { applyModifications, compile, type Plan, sortKey, type ViewColumn } from "./modifications.js"
+import { noModifications } from "../../core/definitions/modifications.js"
+import { type Dataset, type DatasetRef, type Page, type SortOrder, Store } from "../../core/store/Store.js"
 import { sortedBy } from "../../core/store/order.js"
 
 /** Rows read per store call when every row must be evaluated. @since 0.1.0 */
@@ -113,3 +110,28 @@ export const sortOf = (plan: Plan, sortBy: string | undefined, sortOrder: SortOr
     ? Effect.fail(new InvalidField({ field: "sortBy", message: `column "${sortBy.slice(0, 100)}" is not in the dataset schema` }))
     : Effect.succeed({ column, order: sortOrder ?? "asc" })
 }
+
+/** @since 0.1.0 */
+export interface RowParams extends PageRequest {
+  readonly sortBy?: string | undefined
+  readonly sortOrder?: SortOrder | undefined
+}
+
+/** Rows pages: from 0, 200 rows by default, at most 1000, as on the service's row endpoints. */
+const rowPages = { defaultSize: 200, max: 1000, first: 0 }
+
+/**
+ * A page of a visible dataset's rows as its modifications show them (calculated columns,
+ * filters, hidden columns left out), sorted by a column of the view if asked.
+ *
+ * @since 0.1.0
+ */
+export const datasetRows = (principal: Principal, id: DatasetRef, params: RowParams) =>
+  Effect.gen(function*() {
+    const dataset = yield* visibleDataset(principal, id)
+    const plan = planOf(dataset)
+    const sort = yield* sortOf(plan, params.sortBy, params.sortOrder)
+    const { page, pageSize, slice } = sliceOf(params, rowPages)
+    const found = yield* modifiedRows(dataset, plan, { ...slice, sort })
+    return { dataset, plan, page, pageSize, found }
+  })

@@ -5,23 +5,11 @@
  */
 import { Effect, Either, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
-import { requireRole } from "../../http/auth.js"
-import { InvalidField, LimitReached, NotFound } from "../../core/errors.js"
+import { requireRole } from "../../core/permissions.js"
+import { InvalidField } from "../../core/errors.js"
+import { ownOrganization } from "../../core/catalog/organization.js"
 import { type OrganizationPatch, mergeOrganization } from "./profiles.js"
 import { type Slice, Store } from "../../core/store/Store.js"
-
-/**
- * The principal's organization (it exists while its keys do; a missing one is `NotFound`).
- *
- * @since 0.1.0
- */
-export const ownOrganization = (principal: Pick<Principal, "organizationId">) =>
-  Effect.flatMap(Store, (store) => store.organization(principal.organizationId)).pipe(
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new NotFound({ resource: "Organization", id: principal.organizationId })),
-      onSome: Effect.succeed
-    }))
-  )
 
 /** @since 0.1.0 */
 export const getOrganization = (principal: Principal) =>
@@ -43,31 +31,6 @@ export const updateOrganization = (principal: Principal, patch: OrganizationPatc
     const store = yield* Store
     const updated = yield* store.updateOrganization(organization.id, { name: patch.name?.trim(), profile })
     return Option.getOrElse(updated, () => organization)
-  })
-
-/**
- * Counts of what the organization holds, with its limits.
- *
- * @since 0.1.0
- */
-export const usage = (principal: Principal) =>
-  Effect.gen(function*() {
-    const organization = yield* ownOrganization(principal)
-    const counts = yield* Effect.flatMap(Store, (store) => store.usage(organization.id))
-    return { counts, limits: organization.limits }
-  })
-
-/**
- * Fails with `LimitReached` when the organization already holds as many of `what` as its
- * limit allows. Checked before a creation: creations that race past the check together can
- * overshoot by their number.
- *
- * @since 0.1.0
- */
-export const requireRoomFor = (principal: Principal, what: "users" | "dataSources" | "accounts") =>
-  Effect.flatMap(usage(principal), ({ counts, limits }) => {
-    const allowed = limits[what]
-    return allowed !== null && counts[what] >= allowed ? Effect.fail(new LimitReached({ limit: what, allowed })) : Effect.void
   })
 
 /**

@@ -7,7 +7,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
 import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../../core/errors.js"
+import { present } from "../wireErrors.js"
 import { respond } from "../envelope.js"
 import { boardMetrics, type BoardListParams, listBoards } from "../../features/boards.js"
 

@@ -7,16 +7,11 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
 import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../../core/errors.js"
+import { present } from "../wireErrors.js"
 import { pageView } from "../paging.js"
 import { respond } from "../envelope.js"
-import {
-  deleteConnection,
-  listConnections,
-  renameConnection,
-  setConnectionPermissions,
-  visibleConnection
-} from "../../features/connections.js"
+import { deleteConnection, listConnections, renameConnection, setConnectionPermissions } from "../../features/connections.js"
+import { visibleConnection } from "../../core/catalog/connections.js"
 import type { Connection } from "../../core/store/Store.js"
 
 const listItem = (c: Connection) => ({

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
 import { CurrentPrincipal } from "../../../api/security.js"
 import { idempotent } from "../idempotency.js"
-import { present } from "../../core/errors.js"
+import { present } from "../wireErrors.js"
 import { pageView } from "../paging.js"
 import { respond } from "../envelope.js"
 import {

@@ -8,14 +8,13 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
 import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../../core/errors.js"
+import { present } from "../wireErrors.js"
 import { idempotent } from "../idempotency.js"
 import * as Ingest from "../ingest.js"
 import { pageView } from "../paging.js"
 import { respond } from "../envelope.js"
 import {
   createDataset,
-  datasetRows,
   deleteDataset,
   duplicateDataset,
   listDatasets,
@@ -25,7 +24,7 @@ import {
 } from "../../core/catalog/datasets.js"
 import { getIngestion, ingestionStatistics, listIngestions } from "../../core/ingestion.js"
 import type { ViewColumn } from "../../features/modifications/modifications.js"
-import { planOf } from "../../features/modifications/rows.js"
+import { datasetRows, planOf } from "../../features/modifications/rows.js"
 import type { Dataset, Ingestion } from "../../core/store/Store.js"
 import { activeStatus } from "./dataSources.js"
 

@@ -6,7 +6,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { present } from "../../core/errors.js"
+import { present } from "../wireErrors.js"
 import { respond } from "../envelope.js"
 import { getIntegration, listIntegrations } from "../../features/integrations.js"
 

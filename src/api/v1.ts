@@ -10,7 +10,17 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IdempotencyHeaders, IngestRecord, PlainText, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidAnyCase } from "./common.js"
+import {
+  IdempotencyHeaders,
+  IngestRecord,
+  PlainText,
+  IntegerId,
+  MaxRecordsPerIngestion,
+  RequestId,
+  Timestamp,
+  TimezoneEntry,
+  UuidAnyCase
+} from "./common.js"
 import { Forbidden, Unprocessable, withCommonErrors } from "./errors.js"
 import { ApiKeyAuth } from "./security.js"
 

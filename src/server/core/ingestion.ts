@@ -23,7 +23,14 @@ import type { Principal } from "../../api/security.js"
 import { checkRecord, type Column, type Row } from "../../records.js"
 import { NotFound } from "./errors.js"
 import { type PageLimits, sliceOf, type PageRequest } from "./paging.js"
-import { type ClaimedIngestion, type Dataset, type DatasetRef, type IngestionDecision, type IngestionProblem, Store } from "./store/Store.js"
+import {
+  type ClaimedIngestion,
+  type Dataset,
+  type DatasetRef,
+  type IngestionDecision,
+  type IngestionProblem,
+  Store
+} from "./store/Store.js"
 import type { StoreError } from "./errors.js"
 import { editableDataset, visibleDataset } from "./catalog/datasets.js"
 

@@ -10,14 +10,33 @@
 import { Effect, Either, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import type { Column, Row } from "../../records.js"
-import { type AppliedFilters, checkDefinition, compileApplied, distinctDimensionValues, type MetricDefinition, metricValues as computeValues, type Period, rowsInPeriod, type RowPredicate, sortRows } from "./analytics/metrics.js"
+import {
+  type AppliedFilters,
+  checkDefinition,
+  compileApplied,
+  distinctDimensionValues,
+  type MetricDefinition,
+  metricValues as computeValues,
+  type Period,
+  rowsInPeriod,
+  type RowPredicate,
+  sortRows
+} from "./analytics/metrics.js"
 import type { AggregationFunction, ColumnRef, FilterGroup } from "../core/definitions/metrics.js"
 import type { Granularity } from "./analytics/zonedTime.js"
 import { requireRole } from "../core/permissions.js"
 import { now } from "../core/clock.js"
 import { InvalidField, NotFound } from "../core/errors.js"
 import { type PageRequest, sliceOf } from "../core/paging.js"
-import { type Dataset, type DatasetRef, type Metric, type MetricPatch, type SortOrder, Store, unverified } from "../core/store/Store.js"
+import {
+  type Dataset,
+  type DatasetRef,
+  type Metric,
+  type MetricPatch,
+  type SortOrder,
+  Store,
+  unverified
+} from "../core/store/Store.js"
 import { canSee } from "../core/permissions.js"
 import { visibleDataset } from "../core/catalog/datasets.js"
 import { planOf } from "./modifications/rows.js"

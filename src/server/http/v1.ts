@@ -4,12 +4,10 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../api/index.js"
-import { CurrentPrincipal } from "../../api/security.js"
 import { timezones } from "../core/timezones.js"
-import { present } from "./wireErrors.js"
 import * as Ingest from "./ingest.js"
+import { serve } from "./handler.js"
 import { respond } from "./envelope.js"
 import { listAccounts } from "../core/catalog/accounts.js"
 import { createDataSource, deleteDataSource, listDataSourcesOfAccount } from "../core/catalog/dataSources.js"
@@ -88,53 +86,41 @@ export const V1AuthLive = HttpApiBuilder.group(TributaryApi, "v1Auth", (handlers
 export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (handlers) =>
   handlers
     .handle("listAccounts", () =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap(listAccounts),
-        Effect.flatMap((accounts) =>
+      serve(listAccounts, (accounts) =>
           respond("success", {
             accounts: accounts.map((a) => ({ id: a.id, name: a.name, accountType: a.accountType }))
           })
-        ),
-        present
-      ))
+        ))
     .handle("listTimezones", () => respond("success", { timezones: timezones() }))
     .handle("listDataSources", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => listDataSourcesOfAccount(principal, path.accountId)),
-        Effect.flatMap((dataSources) => respond("success", { dataSources: dataSources.map(dataSourceV1) })),
-        present
+      serve(
+        (principal) => listDataSourcesOfAccount(principal, path.accountId),
+        (dataSources) => respond("success", { dataSources: dataSources.map(dataSourceV1) })
       ))
     .handle("listDatasets", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => listDatasetsOfAccount(principal, path.accountId)),
-        Effect.flatMap((datasets) => respond("success", { datasets: datasets.map(datasetV1) })),
-        present
+      serve(
+        (principal) => listDatasetsOfAccount(principal, path.accountId),
+        (datasets) => respond("success", { datasets: datasets.map(datasetV1) })
       )))
 
 /** @since 0.1.0 */
 export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSources", (handlers) =>
   handlers
     .handle("createDataSource", ({ payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) =>
-          createDataSource(principal, { accountId: payload.accountId, name: payload.title, timezone: payload.timezone })
-        ),
-        Effect.flatMap((d) =>
+      serve((principal) =>
+          createDataSource(principal, { accountId: payload.accountId, name: payload.title, timezone: payload.timezone }),
+        (d) =>
           respond("processing", { id: d.id, title: d.name, created: d.createdAt, timezone: d.timezone, key: d.key })
-        ),
-        present
-      ))
+        ))
     .handle("deleteDataSource", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => deleteDataSource(principal, path.dataSourceId)),
-        Effect.flatMap((d) => respond("success", { message: `Data source ${d.id} and all its datasets were deleted` })),
-        present
+      serve(
+        (principal) => deleteDataSource(principal, path.dataSourceId),
+        (d) => respond("success", { message: `Data source ${d.id} and all its datasets were deleted` })
       ))
     .handle("listDatasets", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => listDatasetsOfDataSource(principal, path.dataSourceId)),
-        Effect.flatMap((datasets) => respond("success", { datasets: datasets.map(datasetV1) })),
-        present
+      serve(
+        (principal) => listDatasetsOfDataSource(principal, path.dataSourceId),
+        (datasets) => respond("success", { datasets: datasets.map(datasetV1) })
       )))
 
 /** v1 ingestion lists: pages from 1, 100 ingestions by default. */
@@ -144,57 +130,39 @@ const v1IngestionPages = { defaultSize: 100, max: Number.MAX_SAFE_INTEGER, first
 export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (handlers) =>
   handlers
     .handle("createDataset", ({ payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) =>
+      serve((principal) =>
           createDataset(principal, {
             dataSourceId: payload.dataSourceId,
             name: payload.title ?? "",
             primaryKey: payload.primaryKeys ?? [],
             schema: [],
             primaryKeyField: "primaryKeys"
-          })
-        ),
-        Effect.flatMap((d) => respond("success", { id: d.id, title: d.name, created: d.createdAt })),
-        present
-      ))
+          }),
+        (d) => respond("success", { id: d.id, title: d.name, created: d.createdAt })))
     .handle("getDataset", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => visibleDataset(principal, path.datasetId)),
-        Effect.flatMap((d) => respond("success", datasetV1(d))),
-        present
-      ))
+      serve((principal) => visibleDataset(principal, path.datasetId), (d) => respond("success", datasetV1(d))))
     .handle("deleteDataset", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => deleteDataset(principal, path.datasetId)),
-        Effect.flatMap((d) => respond("success", { message: `Dataset ${d.id} and its data were deleted` })),
-        present
+      serve(
+        (principal) => deleteDataset(principal, path.datasetId),
+        (d) => respond("success", { message: `Dataset ${d.id} and its data were deleted` })
       ))
     .handle("purgeDataset", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => purgeDataset(principal, path.datasetId)),
-        Effect.flatMap((d) => respond("success", { message: `All rows of dataset ${d.id} were removed` })),
-        present
+      serve(
+        (principal) => purgeDataset(principal, path.datasetId),
+        (d) => respond("success", { message: `All rows of dataset ${d.id} were removed` })
       ))
     // Idempotency-Key is a v2 feature; v1 accepts it too, as an extension.
     .handle("ingest", ({ headers, path, payload }) =>
       Ingest.handle("v1", { datasetId: path.datasetId, payload, idempotencyKey: headers["idempotency-key"] }))
     .handle("listIngestions", ({ path, urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => listIngestions(principal, path.datasetId, urlParams, v1IngestionPages)),
-        Effect.flatMap(({ found, page, pageSize }) =>
+      serve((principal) => listIngestions(principal, path.datasetId, urlParams, v1IngestionPages), ({ found, page, pageSize }) =>
           respond("success", {
             ingestions: found.items.map((i) => ({ ingestionId: i.id, timestamp: i.initiatedAt, status: statusV1(i) })),
             pagination: { page, pageSize, totalItems: found.totalItems }
           })
-        ),
-        present
-      ))
+        ))
     .handle("getIngestion", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => getIngestion(principal, path.datasetId, path.ingestionId)),
-        Effect.flatMap(({ dataset, ingestion }) => {
+      serve((principal) => getIngestion(principal, path.datasetId, path.ingestionId), ({ dataset, ingestion }) => {
           const { status, ...detail } = ingestionDetailV1(ingestion, statsOf(dataset))
           return respond(status, detail)
-        }),
-        present
-      )))
+        })))

@@ -9,7 +9,14 @@ import { isTimezone } from "../timezones.js"
 import { requireRole } from "../permissions.js"
 import { Forbidden, InvalidField, NotFound } from "../errors.js"
 import { type PageRequest, sliceOf } from "../paging.js"
-import { type DataSource, type DataSourcePatch, defaultPermissions, type ListSortField, type SortOrder, Store } from "../store/Store.js"
+import {
+  type DataSource,
+  type DataSourcePatch,
+  defaultPermissions,
+  type ListSortField,
+  type SortOrder,
+  Store
+} from "../store/Store.js"
 import { canSee } from "../permissions.js"
 import { requireRoomFor } from "./organization.js"
 import { visibleAccount } from "./accounts.js"

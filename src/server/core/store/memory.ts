@@ -12,7 +12,29 @@ import { canSee } from "../permissions.js"
 import { matchesSearch, sortedBy } from "./order.js"
 import { newDataset, newIngestion } from "./entities.js"
 import { type RowLedger, writeRows } from "./rowLedger.js"
-import { type Account, type ActivityEntry, type ClaimedIngestion, type Connection, defaultLimits, defaultPlan, emptyOrganizationProfile, type Invoice, type UserChange, type DataSource, type Dataset, type Ingestion, type ListQuery, type Metric, type Organization, type Page, type Slice, statsOf, Store, type StoreService, type User } from "./Store.js"
+import {
+  type Account,
+  type ActivityEntry,
+  type ClaimedIngestion,
+  type Connection,
+  defaultLimits,
+  defaultPlan,
+  emptyOrganizationProfile,
+  type Invoice,
+  type UserChange,
+  type DataSource,
+  type Dataset,
+  type Ingestion,
+  type ListQuery,
+  type Metric,
+  type Organization,
+  type Page,
+  type Slice,
+  statsOf,
+  Store,
+  type StoreService,
+  type User
+} from "./Store.js"
 import { IdempotencyKeyReused } from "../errors.js"
 
 /**

@@ -36,7 +36,26 @@ import { isoTimestamp } from "../clock.js"
 import { migrations } from "./migrations.js"
 import { newDataset, newIngestion } from "./entities.js"
 import { keysOf, type RowLedger, writeRows } from "./rowLedger.js"
-import { type Account, type ActivityEntry, type ClaimedIngestion, type Connection, type Invoice, type UserChange, type DataSource, type Dataset, type DatasetStats, type Ingestion, type IngestionStatus, type ListQuery, type Metric, type Organization, type Slice, Store, type StoreService, type User } from "./Store.js"
+import {
+  type Account,
+  type ActivityEntry,
+  type ClaimedIngestion,
+  type Connection,
+  type Invoice,
+  type UserChange,
+  type DataSource,
+  type Dataset,
+  type DatasetStats,
+  type Ingestion,
+  type IngestionStatus,
+  type ListQuery,
+  type Metric,
+  type Organization,
+  type Slice,
+  Store,
+  type StoreService,
+  type User
+} from "./Store.js"
 import { IdempotencyKeyReused, StoreError } from "../errors.js"
 
 /**

@@ -15,7 +15,12 @@
  * @since 0.1.0
  */
 import { withArticle } from "../../../internal/text.js"
-import type { ColumnFilter, DataTypeChange, FilterCondition, Modifications } from "../../core/definitions/modifications.js"
+import type {
+  ColumnFilter,
+  DataTypeChange,
+  FilterCondition,
+  Modifications
+} from "../../core/definitions/modifications.js"
 import type { Column, ColumnType, RecordValue, Row } from "../../../records.js"
 import { isIsoDateTime } from "../../../records.js"
 import {

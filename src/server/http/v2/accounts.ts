@@ -10,8 +10,15 @@ import { CurrentPrincipal } from "../../../api/security.js"
 import { present } from "../wireErrors.js"
 import { idempotent } from "../idempotency.js"
 import { respondPage } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
-import { createAccount, deleteAccount, listAccountPage, updateAccount, visibleAccount } from "../../core/catalog/accounts.js"
+import {
+  createAccount,
+  deleteAccount,
+  listAccountPage,
+  updateAccount,
+  visibleAccount
+} from "../../core/catalog/accounts.js"
 import type { Account } from "../../core/store/Store.js"
 
 const listItem = (a: Account) => ({ id: a.id, name: a.name, isSelfManaged: a.managedBy === null, managedBy: a.managedBy })
@@ -33,12 +40,11 @@ export const V2AccountsLive = HttpApiBuilder.group(TributaryApi, "v2Accounts", (
         idempotent(headers["idempotency-key"], payload, createAccount(principal, payload).pipe(Effect.flatMap(respondDetail))))
         .pipe(present))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => visibleAccount(p, path.id)), Effect.flatMap(respondDetail), present))
+      serve((p) => visibleAccount(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => updateAccount(p, path.id, payload)), Effect.flatMap(respondDetail), present))
+      serve((p) => updateAccount(p, path.id, payload), respondDetail))
     .handle("delete", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => deleteAccount(p, path.id)),
-        Effect.flatMap((a) => respond("success", { data: { message: `Account ${a.id} was deleted` } })),
-        present
+      serve(
+        (p) => deleteAccount(p, path.id),
+        (a) => respond("success", { data: { message: `Account ${a.id} was deleted` } })
       )))

@@ -9,6 +9,7 @@ import { TributaryApi } from "../../../api/index.js"
 import { CurrentPrincipal } from "../../../api/security.js"
 import { present } from "../wireErrors.js"
 import { respondPage } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { billing, invoices } from "../../features/organization/organization.js"
 
@@ -16,15 +17,11 @@ import { billing, invoices } from "../../features/organization/organization.js"
 export const V2BillingLive = HttpApiBuilder.group(TributaryApi, "v2Billing", (handlers) =>
   handlers
     .handle("get", () =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap(billing),
-        Effect.flatMap((plan) =>
+      serve(billing, (plan) =>
           respond("success", {
             data: { planName: plan.name, planStatus: plan.status, billingPeriod: plan.billingPeriod, billingEmail: plan.billingEmail }
           })
-        ),
-        present
-      ))
+        ))
     .handle("invoices", ({ urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => respondPage(urlParams, (slice) => invoices(p, slice), (invoice) => invoice)),

@@ -4,26 +4,16 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { boardMetrics, type BoardListParams, listBoards } from "../../features/boards.js"
 
 const list = ({ urlParams }: { readonly urlParams: BoardListParams }) =>
-  CurrentPrincipal.pipe(
-    Effect.flatMap((p) => listBoards(p, urlParams)),
-    Effect.flatMap((data) => respond("success", { data })),
-    present
-  )
+  serve((p) => listBoards(p, urlParams), (data) => respond("success", { data }))
 
 const metrics = ({ path }: { readonly path: { readonly id: number } }) =>
-  CurrentPrincipal.pipe(
-    Effect.flatMap((p) => boardMetrics(p, path.id)),
-    Effect.flatMap((data) => respond("success", { data })),
-    present
-  )
+  serve((p) => boardMetrics(p, path.id), (data) => respond("success", { data }))
 
 /** @since 0.1.0 */
 export const V2BoardsLive = HttpApiBuilder.group(TributaryApi, "v2Boards", (handlers) =>

@@ -4,13 +4,16 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
 import { pageView } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
-import { deleteConnection, listConnections, renameConnection, setConnectionPermissions } from "../../features/connections.js"
+import {
+  deleteConnection,
+  listConnections,
+  renameConnection,
+  setConnectionPermissions
+} from "../../features/connections.js"
 import { visibleConnection } from "../../core/catalog/connections.js"
 import type { Connection } from "../../core/store/Store.js"
 
@@ -44,38 +47,23 @@ const permissionsOf = (c: Connection) => ({ ...c.permissions, sharedWithAccounts
 export const V2ConnectionsLive = HttpApiBuilder.group(TributaryApi, "v2Connections", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => listConnections(p, urlParams)),
-        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
-        present
+      serve(
+        (p) => listConnections(p, urlParams),
+        ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleConnection(p, path.id)),
-        Effect.flatMap((c) => respond("success", { data: detail(c) })),
-        present
-      ))
+      serve((p) => visibleConnection(p, path.id), (c) => respond("success", { data: detail(c) })))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => renameConnection(p, path.id, payload.name)),
-        Effect.flatMap((c) => respond("success", { data: detail(c) })),
-        present
-      ))
+      serve((p) => renameConnection(p, path.id, payload.name), (c) => respond("success", { data: detail(c) })))
     .handle("delete", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => deleteConnection(p, path.id)),
-        Effect.flatMap((c) => respond("success", { data: { message: `Connection ${c.id} was deleted` } })),
-        present
+      serve(
+        (p) => deleteConnection(p, path.id),
+        (c) => respond("success", { data: { message: `Connection ${c.id} was deleted` } })
       ))
     .handle("getPermissions", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleConnection(p, path.id)),
-        Effect.flatMap((c) => respond("success", { data: permissionsOf(c) })),
-        present
-      ))
+      serve((p) => visibleConnection(p, path.id), (c) => respond("success", { data: permissionsOf(c) })))
     .handle("setPermissions", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setConnectionPermissions(p, path.id, payload)),
-        Effect.flatMap((c) => respond("success", { data: permissionsOf(c) })),
-        present
+      serve(
+        (p) => setConnectionPermissions(p, path.id, payload),
+        (c) => respond("success", { data: permissionsOf(c) })
       )))

@@ -10,6 +10,7 @@ import { CurrentPrincipal } from "../../../api/security.js"
 import { idempotent } from "../idempotency.js"
 import { present } from "../wireErrors.js"
 import { pageView } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   createDataSource,
@@ -56,10 +57,9 @@ const respondDetail = (d: DataSource) => respond("success", { data: detail(d) })
 export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSources", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((principal) => listDataSources(principal, urlParams)),
-        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
-        present
+      serve(
+        (principal) => listDataSources(principal, urlParams),
+        ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
@@ -75,18 +75,13 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
           }).pipe(Effect.flatMap(respondDetail))
         )).pipe(present))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => visibleDataSource(p, path.id)), Effect.flatMap(respondDetail), present))
+      serve((p) => visibleDataSource(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => updateDataSource(p, path.id, { name: payload.name })),
-        Effect.flatMap(respondDetail),
-        present
-      ))
+      serve((p) => updateDataSource(p, path.id, { name: payload.name }), respondDetail))
     .handle("delete", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => deleteDataSource(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { message: `Data source ${d.id} and all its datasets were deleted` } })),
-        present
+      serve(
+        (p) => deleteDataSource(p, path.id),
+        (d) => respond("success", { data: { message: `Data source ${d.id} and all its datasets were deleted` } })
       ))
     .handle("purge", ({ headers, path }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
@@ -102,32 +97,15 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
           )
         )).pipe(present))
     .handle("setTimezone", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setDataSourceTimezone(p, path.id, payload)),
-        Effect.flatMap(respondDetail),
-        present
-      ))
+      serve((p) => setDataSourceTimezone(p, path.id, payload), respondDetail))
     .handle("getPermissions", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataSource(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.permissions })),
-        present
-      ))
+      serve((p) => visibleDataSource(p, path.id), (d) => respond("success", { data: d.permissions })))
     .handle("setPermissions", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setDataSourcePermissions(p, path.id, payload)),
-        Effect.flatMap((d) => respond("success", { data: d.permissions })),
-        present
-      ))
+      serve((p) => setDataSourcePermissions(p, path.id, payload), (d) => respond("success", { data: d.permissions })))
     .handle("setSyncFrequency", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setDataSourceSyncInterval(p, path.id, payload.syncInterval)),
-        Effect.flatMap(respondDetail),
-        present
-      ))
+      serve((p) => setDataSourceSyncInterval(p, path.id, payload.syncInterval), respondDetail))
     .handle("syncFrequencyOptions", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataSource(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })),
-        present
+      serve(
+        (p) => visibleDataSource(p, path.id),
+        (d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })
       )))

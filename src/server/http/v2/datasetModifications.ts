@@ -14,6 +14,7 @@ import { idempotent } from "../idempotency.js"
 import { formulaFunctions } from "../../features/modifications/functions.js"
 import type { Plan } from "../../features/modifications/modifications.js"
 import { modificationRules } from "../../features/modifications/rules.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   clearModifications,
@@ -51,7 +52,7 @@ export const V2DatasetModificationsLive = HttpApiBuilder.group(TributaryApi, "v2
     .handle("functions", () => respond("success", { data: { items: functionItems } }))
     .handle("rules", () => respond("success", { data: modificationRules }))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => getModifications(p, path.id)), Effect.flatMap(answer), present))
+      serve((p) => getModifications(p, path.id), answer))
     .handle("set", ({ headers, path, payload }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
         idempotent(
@@ -60,11 +61,9 @@ export const V2DatasetModificationsLive = HttpApiBuilder.group(TributaryApi, "v2
           setModifications(principal, path.id, payload).pipe(Effect.flatMap(answer))
         )).pipe(present))
     .handle("clear", ({ path }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => clearModifications(p, path.id)), Effect.flatMap(answer), present))
+      serve((p) => clearModifications(p, path.id), answer))
     .handle("preview", ({ path, payload, urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => previewModifications(p, path.id, payload, urlParams)),
-        Effect.flatMap(({ page, plan }) =>
+      serve((p) => previewModifications(p, path.id, payload, urlParams), ({ page, plan }) =>
           respond("success", {
             data: {
               items: page.items,
@@ -72,6 +71,4 @@ export const V2DatasetModificationsLive = HttpApiBuilder.group(TributaryApi, "v2
               schema: schemaColumns(plan.columns)
             }
           })
-        ),
-        present
-      )))
+        )))

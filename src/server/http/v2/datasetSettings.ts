@@ -10,9 +10,8 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
 import { sliceOf } from "../../core/paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { visibleDataset } from "../../core/catalog/datasets.js"
 import { planOf } from "../../features/modifications/rows.js"
@@ -49,94 +48,50 @@ const columnMetadataItems = (d: Dataset) => {
 export const V2DatasetSettingsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetSettings", (handlers) =>
   handlers
     .handle("getMetadata", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.metadata })),
-        present
-      ))
+      serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: d.metadata })))
     .handle("updateMetadata", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => updateMetadata(p, path.id, payload)),
-        Effect.flatMap((d) => respond("success", { data: d.metadata })),
-        present
-      ))
+      serve((p) => updateMetadata(p, path.id, payload), (d) => respond("success", { data: d.metadata })))
     .handle("getColumnMetadata", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: columnMetadataItems(d) } })),
-        present
-      ))
+      serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: { items: columnMetadataItems(d) } })))
     .handle("updateColumnMetadata", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => updateColumnMetadata(p, path.id, payload.columns)),
-        Effect.flatMap((d) => respond("success", { data: { items: columnMetadataItems(d) } })),
-        present
+      serve(
+        (p) => updateColumnMetadata(p, path.id, payload.columns),
+        (d) => respond("success", { data: { items: columnMetadataItems(d) } })
       ))
     .handle("setTimezone", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setDatasetTimezone(p, path.id, payload.timezone, payload.purgeData === true)),
-        Effect.flatMap(respondDetail),
-        present
-      ))
+      serve((p) => setDatasetTimezone(p, path.id, payload.timezone, payload.purgeData === true), respondDetail))
     .handle("getPermissions", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.permissions })),
-        present
-      ))
+      serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: d.permissions })))
     .handle("setPermissions", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setDatasetPermissions(p, path.id, payload)),
-        Effect.flatMap((d) => respond("success", { data: d.permissions })),
-        present
-      ))
+      serve((p) => setDatasetPermissions(p, path.id, payload), (d) => respond("success", { data: d.permissions })))
     .handle("getVerification", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: d.verification })),
-        present
-      ))
+      serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: d.verification })))
     .handle("setVerification", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setVerification(p, path.id, payload.isVerified)),
-        Effect.flatMap((d) => respond("success", { data: d.verification })),
-        present
+      serve(
+        (p) => setVerification(p, path.id, payload.isVerified),
+        (d) => respond("success", { data: d.verification })
       ))
     .handle("setSyncFrequency", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setDatasetSyncInterval(p, path.id, payload.syncInterval)),
-        Effect.flatMap(respondDetail),
-        present
-      ))
+      serve((p) => setDatasetSyncInterval(p, path.id, payload.syncInterval), respondDetail))
     .handle("syncFrequencyOptions", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })),
-        present
+      serve(
+        (p) => visibleDataset(p, path.id),
+        (d) => respond("success", { data: { items: syncFrequencyOptions(d.syncInterval) } })
       ))
     // Datasets fed through the API are never synced: their history is always empty.
     .handle("syncHistory", ({ path, urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap(() => {
+      serve((p) => visibleDataset(p, path.id), () => {
           const { page, pageSize } = sliceOf(urlParams)
           return respond("success", { data: { items: [], pagination: { page, pageSize, totalItems: 0 } } })
-        }),
-        present
-      ))
+        }))
     .handle("syncStatistics", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap(() =>
+      serve((p) => visibleDataset(p, path.id), () =>
           respond("success", {
             data: { avgSuccessDuration: null, dailyStatistics: [], lastSuccessfulUpdateAt: null, successRate: null }
           })
-        ),
-        present
-      ))
+        ))
     .handle("getLineage", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => Effect.flatMap(visibleDataset(p, path.id), (d) => lineageOf(p, d))),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
+      serve(
+        (p) => Effect.flatMap(visibleDataset(p, path.id), (d) => lineageOf(p, d)),
+        (data) => respond("success", { data })
       )))

@@ -12,6 +12,7 @@ import { present } from "../wireErrors.js"
 import { idempotent } from "../idempotency.js"
 import * as Ingest from "../ingest.js"
 import { pageView } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   createDataset,
@@ -107,10 +108,9 @@ export const schemaColumns = (columns: ReadonlyArray<ViewColumn>) =>
 export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => listDatasets(p, urlParams)),
-        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
-        present
+      serve(
+        (p) => listDatasets(p, urlParams),
+        ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
@@ -126,18 +126,13 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
           }).pipe(Effect.flatMap(respondDetail))
         )).pipe(present))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => visibleDataset(p, path.id)), Effect.flatMap(respondDetail), present))
+      serve((p) => visibleDataset(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => updateDataset(p, path.id, { name: payload.name })),
-        Effect.flatMap(respondDetail),
-        present
-      ))
+      serve((p) => updateDataset(p, path.id, { name: payload.name }), respondDetail))
     .handle("delete", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => deleteDataset(p, path.id)),
-        Effect.flatMap((d) => respond("success", { data: { message: `Dataset ${d.number} and its data were deleted` } })),
-        present
+      serve(
+        (p) => deleteDataset(p, path.id),
+        (d) => respond("success", { data: { message: `Dataset ${d.number} and its data were deleted` } })
       ))
     .handle("purge", ({ headers, path }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
@@ -156,17 +151,11 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
           duplicateDataset(principal, path.id, payload.name).pipe(Effect.flatMap(respondDetail))
         )).pipe(present))
     .handle("getSchema", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleDataset(p, path.id)),
-        Effect.flatMap((d) =>
+      serve((p) => visibleDataset(p, path.id), (d) =>
           respond("success", { data: { items: schemaColumns(planOf(d).columns), primaryKey: d.primaryKey } })
-        ),
-        present
-      ))
+        ))
     .handle("getData", ({ path, urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => datasetRows(p, path.id, urlParams)),
-        Effect.flatMap(({ dataset, found, plan, ...page }) =>
+      serve((p) => datasetRows(p, path.id, urlParams), ({ dataset, found, plan, ...page }) =>
           respond("success", {
             data: {
               ...pageView(found, page, (row) => row),
@@ -175,26 +164,18 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
               lastUpdatedAt: dataset.activity?.lastIngestionAt ?? null
             }
           })
-        ),
-        present
-      ))
+        ))
     .handle("ingest", ({ headers, path, payload }) =>
       Ingest.handle("v2", { datasetId: path.id, payload, idempotencyKey: headers["idempotency-key"] }))
     .handle("listIngestions", ({ path, urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => listIngestions(p, path.id, urlParams)),
-        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, ingestionItem) })),
-        present
+      serve(
+        (p) => listIngestions(p, path.id, urlParams),
+        ({ found, ...page }) => respond("success", { data: pageView(found, page, ingestionItem) })
       ))
     .handle("getIngestion", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => getIngestion(p, path.id, path.ingestionId)),
-        Effect.flatMap(({ ingestion }) => respond("success", { data: ingestionDetail(ingestion) })),
-        present
+      serve(
+        (p) => getIngestion(p, path.id, path.ingestionId),
+        ({ ingestion }) => respond("success", { data: ingestionDetail(ingestion) })
       ))
     .handle("ingestionStatistics", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => ingestionStatistics(p, path.id)),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
-      )))
+      serve((p) => ingestionStatistics(p, path.id), (data) => respond("success", { data }))))

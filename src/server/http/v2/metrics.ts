@@ -11,6 +11,7 @@ import { CurrentPrincipal } from "../../../api/security.js"
 import { present } from "../wireErrors.js"
 import { idempotent } from "../idempotency.js"
 import { pageView } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { metricUsages } from "../../features/boards.js"
 import {
@@ -55,68 +56,37 @@ const respondDetail = (m: Metric) => respond("success", { data: detail(m) })
 export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => listMetrics(p, urlParams)),
-        Effect.flatMap(({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })),
-        present
+      serve(
+        (p) => listMetrics(p, urlParams),
+        ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
         idempotent(headers["idempotency-key"], payload, createMetric(principal, payload).pipe(Effect.flatMap(respondDetail))))
         .pipe(present))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleMetric(p, path.id)),
-        Effect.flatMap(({ metric }) => respondDetail(metric)),
-        present
-      ))
+      serve((p) => visibleMetric(p, path.id), ({ metric }) => respondDetail(metric)))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => updateMetric(p, path.id, payload)), Effect.flatMap(respondDetail), present))
+      serve((p) => updateMetric(p, path.id, payload), respondDetail))
     .handle("delete", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => deleteMetric(p, path.id)),
-        Effect.flatMap((m) => respond("success", { data: { message: `Metric ${m.id} was deleted` } })),
-        present
+      serve(
+        (p) => deleteMetric(p, path.id),
+        (m) => respond("success", { data: { message: `Metric ${m.id} was deleted` } })
       ))
     .handle("dimensionValues", ({ payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => dimensionValues(p, payload)),
-        Effect.flatMap((values) => respond("success", { data: { dimensionValues: values } })),
-        present
-      ))
+      serve((p) => dimensionValues(p, payload), (values) => respond("success", { data: { dimensionValues: values } })))
     .handle("drilldown", ({ payload, urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => drilldown(p, urlParams, payload)),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
-      ))
+      serve((p) => drilldown(p, urlParams, payload), (data) => respond("success", { data })))
     .handle("values", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => metricValues(p, path.id, payload)),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
-      ))
+      serve((p) => metricValues(p, path.id, payload), (data) => respond("success", { data })))
     .handle("getLineage", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => metricLineage(p, path.id)),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
-      ))
+      serve((p) => metricLineage(p, path.id), (data) => respond("success", { data })))
     .handle("usages", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => metricUsages(p, path.id)),
-        Effect.flatMap((items) => respond("success", { data: { items } })),
-        present
-      ))
+      serve((p) => metricUsages(p, path.id), (items) => respond("success", { data: { items } })))
     .handle("getVerification", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => visibleMetric(p, path.id)),
-        Effect.flatMap(({ metric }) => respond("success", { data: metric.verification })),
-        present
-      ))
+      serve((p) => visibleMetric(p, path.id), ({ metric }) => respond("success", { data: metric.verification })))
     .handle("setVerification", ({ path, payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => setMetricVerification(p, path.id, payload.isVerified)),
-        Effect.flatMap((m) => respond("success", { data: m.verification })),
-        present
+      serve(
+        (p) => setMetricVerification(p, path.id, payload.isVerified),
+        (m) => respond("success", { data: m.verification })
       )))

@@ -12,6 +12,7 @@ import { timezones } from "../../core/timezones.js"
 import { present } from "../wireErrors.js"
 import { organizationOptions } from "../../features/organization/catalogues.js"
 import { respondPage } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { activityLog, getOrganization, updateOrganization } from "../../features/organization/organization.js"
 import { usage } from "../../core/catalog/organization.js"
@@ -46,17 +47,9 @@ const activityView = (e: ActivityEntry) => ({
 export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organization", (handlers) =>
   handlers
     .handle("get", () =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap(getOrganization),
-        Effect.flatMap((o) => respond("success", { data: organizationView(o) })),
-        present
-      ))
+      serve(getOrganization, (o) => respond("success", { data: organizationView(o) })))
     .handle("update", ({ payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => updateOrganization(p, payload)),
-        Effect.flatMap((o) => respond("success", { data: organizationView(o) })),
-        present
-      ))
+      serve((p) => updateOrganization(p, payload), (o) => respond("success", { data: organizationView(o) })))
     .handle("activityLog", ({ urlParams }) =>
       CurrentPrincipal.pipe(
         Effect.flatMap((p) => respondPage(urlParams, (slice) => activityLog(p, urlParams, slice), activityView)),
@@ -66,9 +59,7 @@ export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organiza
     .handle("metadataOptions", () => respond("success", { data: organizationOptions }))
     .handle("listTimezones", () => respond("success", { data: { items: timezones() } }))
     .handle("usage", () =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap(usage),
-        Effect.flatMap(({ counts, limits }) =>
+      serve(usage, ({ counts, limits }) =>
           respond("success", {
             data: {
               users: { count: counts.users, limit: limits.users },
@@ -78,6 +69,4 @@ export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organiza
               aiCredits: null
             }
           })
-        ),
-        present
-      )))
+        )))

@@ -11,6 +11,7 @@ import { present } from "../wireErrors.js"
 import { idempotent } from "../idempotency.js"
 import { departments } from "../../features/organization/catalogues.js"
 import { respondPage } from "../paging.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { ownOrganization } from "../../core/catalog/organization.js"
 import { deleteUser, getUser, inviteUser, listUsers, profile, updateProfile, updateUser } from "../../features/users.js"
@@ -47,14 +48,13 @@ export const V2UsersLive = HttpApiBuilder.group(TributaryApi, "v2Users", (handle
           inviteUser(principal, payload).pipe(Effect.flatMap((u) => respond("success", { data: listItem(u) })))
         )).pipe(present))
     .handle("get", ({ path }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => getUser(p, path.id)), Effect.flatMap(respondDetail), present))
+      serve((p) => getUser(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      CurrentPrincipal.pipe(Effect.flatMap((p) => updateUser(p, path.id, payload)), Effect.flatMap(respondDetail), present))
+      serve((p) => updateUser(p, path.id, payload), respondDetail))
     .handle("delete", ({ path }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => deleteUser(p, path.id)),
-        Effect.flatMap((u) => respond("success", { data: { message: `User ${u.id} was deleted` } })),
-        present
+      serve(
+        (p) => deleteUser(p, path.id),
+        (u) => respond("success", { data: { message: `User ${u.id} was deleted` } })
       )))
 
 const profileView = (principal: { readonly organizationId: number }) => (u: User) =>
@@ -76,15 +76,7 @@ const profileView = (principal: { readonly organizationId: number }) => (u: User
 export const V2ProfileLive = HttpApiBuilder.group(TributaryApi, "v2Profile", (handlers) =>
   handlers
     .handle("get", () =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => Effect.flatMap(profile(p), profileView(p))),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
-      ))
+      serve((p) => Effect.flatMap(profile(p), profileView(p)), (data) => respond("success", { data })))
     .handle("update", ({ payload }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => Effect.flatMap(updateProfile(p, payload), profileView(p))),
-        Effect.flatMap((data) => respond("success", { data })),
-        present
-      ))
+      serve((p) => Effect.flatMap(updateProfile(p, payload), profileView(p)), (data) => respond("success", { data })))
     .handle("metadataOptions", () => respond("success", { data: { departments } })))

@@ -16,12 +16,12 @@ const apiKey = process.argv[2] ?? ""
 const distDir = process.argv[3] ? resolve(process.argv[3]) : new URL("../dist", import.meta.url).pathname
 const distUrl = (path) => pathToFileURL(`${distDir}/${path}`).href
 
-const http = await import(distUrl("src/server/http.js"))
+const http = await import(distUrl("src/server/http/server.js"))
 const { defaultSeed } = await import(distUrl("src/server/seed.js"))
 const databaseUrl = process.env.BENCH_DATABASE_URL
 const durable = databaseUrl
   ? {
-    store: (await import(distUrl("src/server/store/sql.js"))).layer({
+    store: (await import(distUrl("src/server/core/store/sql.js"))).layer({
       url: Redacted.make(databaseUrl),
       schema: process.env.BENCH_DATABASE_SCHEMA
     }),

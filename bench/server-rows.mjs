@@ -19,7 +19,7 @@ import { parseArgs } from "node:util"
 import pg from "pg"
 import { fmt, median, portLine, startServer, table } from "./lib.mjs"
 
-const { sortKeyOf } = await import(new URL("../dist/src/server/store/sql.js", import.meta.url).href)
+const { sortKeyOf } = await import(new URL("../dist/src/server/core/store/sql.js", import.meta.url).href)
 const columnTypes = { n: "number", name: "string" }
 
 const { values: args } = parseArgs({
@@ -134,7 +134,7 @@ try {
     const sqlTimes = []
     for (let i = 0; i < reads; i++) {
       const started = performance.now()
-      // The store's own queries (see `rows` in src/server/store/sql.ts).
+      // The store's own queries (see `rows` in src/server/core/store/sql.ts).
       await db.query(
         sort === undefined
           ? `SELECT data FROM dataset_rows WHERE dataset_id = $1::uuid AND seq IN (SELECT seq FROM dataset_rows

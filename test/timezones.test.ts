@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { isTimezone, timezones } from "../src/timezones.js"
+import { isTimezone, timezones } from "../src/server/core/timezones.js"
 
 const january = new Date("2026-01-15T12:00:00Z")
 const july = new Date("2026-07-15T12:00:00Z")

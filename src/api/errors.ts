@@ -11,6 +11,8 @@
  *
  * @since 0.1.0
  */
+import type * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 
@@ -46,38 +48,61 @@ export const ErrorEnvelope = Schema.Struct({
 /** @since 0.1.0 */
 export type ErrorEnvelope = typeof ErrorEnvelope.Type
 
-const wireError = <const Tag extends string>(tag: Tag, status: number, description: string) =>
+/**
+ * Each wire error once: its HTTP status, the `type` its items carry (the spec's categories)
+ * and what the OpenAPI document says of it. The schemas below, {@link statusOf} and
+ * {@link typeOf} are all read from here.
+ *
+ * @since 0.1.0
+ */
+export const wireErrors = {
+  BadRequest: { status: 400, type: "validation", description: "Invalid input: malformed JSON or a field that does not validate" },
+  Unauthorized: { status: 401, type: "authentication", description: "The x-api-key header is missing or invalid" },
+  Forbidden: { status: 403, type: "permission", description: "The key lacks permission for this operation" },
+  NotFound: { status: 404, type: "not_found", description: "Not found, or not visible to this key" },
+  RequestTimeout: { status: 408, type: "request", description: "The request was not received in time; the connection is closed" },
+  Conflict: { status: 409, type: "conflict", description: "Conflict with the current state" },
+  PayloadTooLarge: { status: 413, type: "validation", description: "The request body is over the size limit" },
+  UnsupportedMediaType: { status: 415, type: "validation", description: "The request body is not application/json" },
+  Unprocessable: { status: 422, type: "idempotency", description: "Idempotency key reused with a different request" },
+  TooManyRequests: { status: 429, type: "rate_limit", description: "Rate limited; retry after the Retry-After seconds" },
+  HeadersTooLarge: { status: 431, type: "request", description: "The request headers are over the size limit" },
+  InternalServerError: { status: 500, type: "server", description: "The server failed; safe to retry" },
+  ServiceUnavailable: { status: 503, type: "server", description: "Temporarily unavailable; safe to retry" }
+} as const
+
+const wireError = <const Tag extends keyof typeof wireErrors>(tag: Tag) =>
   ErrorEnvelope.pipe(Schema.attachPropertySignature("_tag", tag)).annotations({
-    ...HttpApiSchema.annotations({ status, description }),
+    ...HttpApiSchema.annotations({ status: wireErrors[tag].status, description: wireErrors[tag].description }),
     identifier: tag
   })
 
 /** 400: the request is malformed or a field is invalid. @since 0.1.0 */
-export const BadRequest = wireError("BadRequest", 400, "Invalid input: malformed JSON or a field that does not validate")
+export const BadRequest = wireError("BadRequest")
 /** 401: `x-api-key` is missing or unknown. @since 0.1.0 */
-export const Unauthorized = wireError("Unauthorized", 401, "The x-api-key header is missing or invalid")
+export const Unauthorized = wireError("Unauthorized")
 /** 403: the key lacks the permission for the target account or resource. @since 0.1.0 */
-export const Forbidden = wireError("Forbidden", 403, "The key lacks permission for this operation")
+export const Forbidden = wireError("Forbidden")
 /** 404: the route, or the resource, does not exist or is not visible to the key. @since 0.1.0 */
-export const NotFound = wireError("NotFound", 404, "Not found, or not visible to this key")
+export const NotFound = wireError("NotFound")
 /** 408: the request was not received in time (a body that stopped half way). @since 0.1.0 */
-export const RequestTimeout = wireError("RequestTimeout", 408, "The request was not received in time; the connection is closed")
+export const RequestTimeout = wireError("RequestTimeout")
 /** 409: a concurrent request with the same idempotency key is still running. @since 0.1.0 */
-export const Conflict = wireError("Conflict", 409, "Conflict with the current state")
+export const Conflict = wireError("Conflict")
 /** 413: the request body is over the server's limit. @since 0.1.0 */
-export const PayloadTooLarge = wireError("PayloadTooLarge", 413, "The request body is over the size limit")
+export const PayloadTooLarge = wireError("PayloadTooLarge")
 /** 415: a request body that is not `application/json`. @since 0.1.0 */
-export const UnsupportedMediaType = wireError("UnsupportedMediaType", 415, "The request body is not application/json")
+export const UnsupportedMediaType = wireError("UnsupportedMediaType")
 /** 422: an idempotency key was reused with a different request. @since 0.1.0 */
-export const Unprocessable = wireError("Unprocessable", 422, "Idempotency key reused with a different request")
+export const Unprocessable = wireError("Unprocessable")
 /** 429: too many requests; the `Retry-After` header says when to try again. @since 0.1.0 */
-export const TooManyRequests = wireError("TooManyRequests", 429, "Rate limited; retry after the Retry-After seconds")
+export const TooManyRequests = wireError("TooManyRequests")
 /** 431: the request's headers are over the server's limit. @since 0.1.0 */
-export const HeadersTooLarge = wireError("HeadersTooLarge", 431, "The request headers are over the size limit")
+export const HeadersTooLarge = wireError("HeadersTooLarge")
 /** 500: the server failed. @since 0.1.0 */
-export const InternalServerError = wireError("InternalServerError", 500, "The server failed; safe to retry")
+export const InternalServerError = wireError("InternalServerError")
 /** 503: the server is unavailable for a moment. @since 0.1.0 */
-export const ServiceUnavailable = wireError("ServiceUnavailable", 503, "Temporarily unavailable; safe to retry")
+export const ServiceUnavailable = wireError("ServiceUnavailable")
 
 /** @since 0.1.0 */
 export type BadRequest = typeof BadRequest.Type
@@ -131,21 +156,9 @@ export type WireError =
  *
  * @since 0.1.0
  */
-export const statusOf: { readonly [K in WireError["_tag"]]: number } = {
-  BadRequest: 400,
-  Unauthorized: 401,
-  Forbidden: 403,
-  NotFound: 404,
-  RequestTimeout: 408,
-  Conflict: 409,
-  PayloadTooLarge: 413,
-  UnsupportedMediaType: 415,
-  Unprocessable: 422,
-  TooManyRequests: 429,
-  HeadersTooLarge: 431,
-  InternalServerError: 500,
-  ServiceUnavailable: 503
-}
+export const statusOf: { readonly [K in WireError["_tag"]]: number } = Object.fromEntries(
+  Object.entries(wireErrors).map(([tag, error]) => [tag, error.status])
+) as { readonly [K in WireError["_tag"]]: number }
 
 /**
  * Whether `u` is a wire error (a declared error of the API, as raised on the server).
@@ -161,21 +174,9 @@ export const isWireError = (u: unknown): u is WireError =>
  *
  * @since 0.1.0
  */
-export const typeOf: { readonly [K in WireError["_tag"]]: string } = {
-  BadRequest: "validation",
-  Unauthorized: "authentication",
-  Forbidden: "permission",
-  NotFound: "not_found",
-  RequestTimeout: "request",
-  Conflict: "conflict",
-  PayloadTooLarge: "validation",
-  UnsupportedMediaType: "validation",
-  Unprocessable: "idempotency",
-  TooManyRequests: "rate_limit",
-  HeadersTooLarge: "request",
-  InternalServerError: "server",
-  ServiceUnavailable: "server"
-}
+export const typeOf: { readonly [K in WireError["_tag"]]: string } = Object.fromEntries(
+  Object.entries(wireErrors).map(([tag, error]) => [tag, error.type])
+) as { readonly [K in WireError["_tag"]]: string }
 
 /**
  * The most an error carries of what the client sent: messages quote values (a time zone, a
@@ -222,3 +223,39 @@ export const wireErrorOf = <Tag extends WireError["_tag"]>(
       type: typeOf[tag]
     }]
   }) as unknown as Extract<WireError, { readonly _tag: Tag }>
+
+/**
+ * The errors every endpoint of an API may answer, whatever it does: a request that does not
+ * decode (400), an unknown route or id (404), a request too slow, too large, of the wrong
+ * media type or with headers too large (408, 413, 415, 431), rate limiting (429), and the
+ * server's own failures (500, 503). v1 and v2 declare them once each, through this.
+ *
+ * @since 0.1.0
+ */
+export const withCommonErrors = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): HttpApi.HttpApi<
+  Id,
+  Groups,
+  | E
+  | BadRequest
+  | NotFound
+  | RequestTimeout
+  | PayloadTooLarge
+  | UnsupportedMediaType
+  | TooManyRequests
+  | HeadersTooLarge
+  | InternalServerError
+  | ServiceUnavailable,
+  R
+> =>
+  api
+    .addError(BadRequest)
+    .addError(NotFound)
+    .addError(RequestTimeout)
+    .addError(PayloadTooLarge)
+    .addError(UnsupportedMediaType)
+    .addError(TooManyRequests)
+    .addError(HeadersTooLarge)
+    .addError(InternalServerError)
+    .addError(ServiceUnavailable)

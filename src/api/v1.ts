@@ -10,20 +10,18 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { IdempotencyHeaders, IngestRecord, PlainText, IntegerId, MaxRecordsPerIngestion, RequestId, Timestamp, TimezoneEntry, UuidAnyCase } from "./common.js"
 import {
-  BadRequest,
-  Forbidden,
-  InternalServerError,
-  NotFound,
-  HeadersTooLarge,
-  PayloadTooLarge,
-  RequestTimeout,
-  UnsupportedMediaType,
-  ServiceUnavailable,
-  TooManyRequests,
-  Unprocessable
-} from "./errors.js"
+  IdempotencyHeaders,
+  IngestRecord,
+  PlainText,
+  IntegerId,
+  MaxRecordsPerIngestion,
+  RequestId,
+  Timestamp,
+  TimezoneEntry,
+  UuidAnyCase
+} from "./common.js"
+import { Forbidden, Unprocessable, withCommonErrors } from "./errors.js"
 import { ApiKeyAuth } from "./security.js"
 
 const Success = Schema.Literal("success")
@@ -350,19 +348,10 @@ export class V1Datasets extends HttpApiGroup.make("v1Datasets")
  *
  * @since 0.1.0
  */
-export class V1Api extends HttpApi.make("v1")
+export class V1Api extends withCommonErrors(HttpApi.make("v1")
   .add(V1Auth)
   .add(V1Accounts)
   .add(V1DataSources)
   .add(V1Datasets)
-  .middleware(ApiKeyAuth)
-  .addError(BadRequest)
-  .addError(NotFound)
-  .addError(RequestTimeout)
-  .addError(PayloadTooLarge)
-  .addError(UnsupportedMediaType)
-  .addError(TooManyRequests)
-  .addError(HeadersTooLarge)
-  .addError(InternalServerError)
-  .addError(ServiceUnavailable)
+  .middleware(ApiKeyAuth))
 {}

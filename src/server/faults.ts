@@ -36,8 +36,8 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Either, Layer } from "effect"
-import { failWith } from "./request.js"
-import { Store } from "./store/Store.js"
+import { failWith } from "./http/envelope.js"
+import { Store } from "./core/store/Store.js"
 
 /**
  * The faults a server injects; every field is optional and absent means "none".

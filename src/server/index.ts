@@ -3,9 +3,10 @@
  *
  * @since 0.1.0
  */
-export * as ReferenceServer from "./http.js"
+export * as ReferenceServer from "./http/server.js"
 export { type FaultSpec, formatFaults, parseFaults } from "./faults.js"
 export { defaultSeed, generateApiKey, loadSeed, Seed, SeedError } from "./seed.js"
-export { Store, StoreError, type StoreService } from "./store/Store.js"
-export * as MemoryStore from "./store/memory.js"
-export * as SqlStore from "./store/sql.js"
+export { StoreError } from "./core/errors.js"
+export { Store, type StoreService } from "./core/store/Store.js"
+export * as MemoryStore from "./core/store/memory.js"
+export * as SqlStore from "./core/store/sql.js"

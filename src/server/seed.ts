@@ -10,9 +10,10 @@ import { Role } from "../api/security.js"
 import { DateRange } from "../api/v2/boards.js"
 import { AppliedFilters } from "../api/v2/metrics.js"
 import { formatPath, parseIssues } from "../internal/issues.js"
-import { isTimezone } from "../timezones.js"
-import { mergeUserMetadata } from "./internal/profiles.js"
-import { defaultLimits, defaultPlan, Store, type StoreError } from "./store/Store.js"
+import { isTimezone } from "./core/timezones.js"
+import { mergeUserMetadata } from "./features/organization/profiles.js"
+import { defaultLimits, defaultPlan, Store } from "./core/store/Store.js"
+import type { StoreError } from "./core/errors.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { activityOf } from "../../src/server/internal/activity.js"
-import { mergeOrganization, mergeUserMetadata } from "../../src/server/internal/profiles.js"
-import { emptyOrganizationProfile } from "../../src/server/store/Store.js"
+import { activityOf } from "../../src/server/http/activityOf.js"
+import { mergeOrganization, mergeUserMetadata } from "../../src/server/features/organization/profiles.js"
+import { emptyOrganizationProfile } from "../../src/server/core/store/Store.js"
 
 describe("activityOf", () => {
   const of = (method: string, path: string, created: string | null = null) => activityOf({ method, path }, 7, created)

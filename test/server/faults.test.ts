@@ -1,7 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { actsOnRequests, delayedProcessing, formatFaults, parseFaults, type FaultSpec } from "../../src/server/faults.js"
-import { type NewIngestion, Store, type StoreService } from "../../src/server/store/Store.js"
+import {
+  actsOnRequests,
+  delayedProcessing,
+  formatFaults,
+  parseFaults,
+  type FaultSpec
+} from "../../src/server/faults.js"
+import { type NewIngestion, Store, type StoreService } from "../../src/server/core/store/Store.js"
 import { runCli, startServe } from "../support/cli.js"
 import { clientFor, rawRequest, serverLayer, ServerUrl } from "../support/server.js"
 import { storeLayer, testStoreKind } from "../support/stores.js"

@@ -6,7 +6,7 @@
 import { request } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "vitest"
-import { FrontServer } from "../../src/server/internal/front.js"
+import { FrontServer } from "../../src/server/http/front.js"
 
 const get = (port: number, path: string) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -1,5 +1,5 @@
 /**
- * The ingest routes served in front of the API (`src/server/internal/ingestRoute.ts`) answer
+ * The ingest routes served in front of the API (`src/server/http/fastIngest.ts`) answer
  * exactly as the API does. Every request below goes to two real servers with the same seed:
  * one as served (the route in front) and one with an empty fault spec, which sends every
  * request through the API. Their answers must match: status, body, the headers that matter.

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { MaxJsonDepth } from "../../src/records.js"
-import { scanDepth } from "../../src/server/internal/jsonDepth.js"
+import { scanDepth } from "../../src/server/http/jsonDepth.js"
 
 const scan = (text: string, records = false) => scanDepth(Buffer.from(text), { records })
 const nested = (levels: number, inner = "") => "[".repeat(levels) + inner + "]".repeat(levels)

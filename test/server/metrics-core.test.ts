@@ -12,8 +12,8 @@ import {
   type MetricDefinition,
   metricValues,
   sortRows
-} from "../../src/server/analytics/metrics.js"
-import { formatZoned, instantOf } from "../../src/server/analytics/zonedTime.js"
+} from "../../src/server/features/analytics/metrics.js"
+import { formatZoned, instantOf } from "../../src/server/features/analytics/zonedTime.js"
 
 const columns: ReadonlyArray<Column> = [
   { id: "day", dataType: "datetime" },

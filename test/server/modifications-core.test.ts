@@ -15,7 +15,7 @@ import {
   parseFormula,
   type Plan,
   type Value
-} from "../../src/server/modifications/index.js"
+} from "../../src/server/features/modifications/index.js"
 
 const schema: ReadonlyArray<Column> = [
   { id: "id", dataType: "string" },

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import type { Row } from "../../src/records.js"
-import { keysOf, type RowLedger, writeRows } from "../../src/server/store/internal/rows.js"
+import { keysOf, type RowLedger, writeRows } from "../../src/server/core/store/rowLedger.js"
 
 /** A ledger over a map, as the stores keep theirs: an overwritten key keeps its place. */
 const mapLedger = (stored: ReadonlyArray<readonly [string, Row]> = []) => {

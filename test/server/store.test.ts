@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import type { Row } from "../../src/records.js"
-import { decideIngestion } from "../../src/server/services/ingestions.js"
+import { decideIngestion } from "../../src/server/core/ingestion.js"
 import {
   defaultPermissions,
   emptyMetadata,
@@ -15,7 +15,7 @@ import {
   type StoreService,
   unverified,
   type Viewer
-} from "../../src/server/store/Store.js"
+} from "../../src/server/core/store/Store.js"
 import { type StoreKind, storeLayer } from "../support/stores.js"
 
 /** An organization with an admin, an editor and a viewer, and one data source by the editor. */

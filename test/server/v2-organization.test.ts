@@ -6,7 +6,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { allAccounts, allActivity, allInvoices, allUsers } from "../../src/client/index.js"
 import { applySeed, type Seed } from "../../src/server/seed.js"
-import { Store } from "../../src/server/store/Store.js"
+import { Store } from "../../src/server/core/store/Store.js"
 import { clientFor, rawRequest, serverLayer } from "../support/server.js"
 import { storeLayer, testStoreKind } from "../support/stores.js"
 

@@ -374,7 +374,7 @@ layer(serverLayer(), { excludeTestServices: true })("v2 reference server through
       }))
 
     // Known server bug: a key column listed twice is reported on the v1 field name
-    // `primaryKeys` (src/server/services/datasets.ts createDataset); v2 calls it `primaryKey`.
+    // `primaryKeys` (src/server/core/catalog/datasets.ts createDataset); v2 calls it `primaryKey`.
     it.effect("a key column listed twice is 400 on primaryKey[1]", () =>
       Effect.gen(function*() {
         const { dataSourceId } = yield* newDataset()

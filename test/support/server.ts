@@ -4,7 +4,7 @@
 import { HttpServer } from "@effect/platform"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { defaultRetryPolicy, Transport, TributaryClient, type ClientConfig } from "../../src/client/index.js"
-import * as ReferenceServer from "../../src/server/http.js"
+import * as ReferenceServer from "../../src/server/http/server.js"
 import type { Seed } from "../../src/server/seed.js"
 import { storeLayer, testStoreKind } from "./stores.js"
 

@@ -5,9 +5,10 @@
 import { randomBytes } from "node:crypto"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
-import * as MemoryStore from "../../src/server/store/memory.js"
-import * as SqlStore from "../../src/server/store/sql.js"
-import type { Store, StoreError } from "../../src/server/store/Store.js"
+import * as MemoryStore from "../../src/server/core/store/memory.js"
+import * as SqlStore from "../../src/server/core/store/sql.js"
+import type { Store } from "../../src/server/core/store/Store.js"
+import type { StoreError } from "../../src/server/core/errors.js"
 import { databaseUrl } from "./services.js"
 
 /** A fresh schema name. */

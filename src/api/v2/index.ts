@@ -5,17 +5,7 @@
  * @since 0.1.0
  */
 import * as HttpApi from "@effect/platform/HttpApi"
-import {
-  BadRequest,
-  InternalServerError,
-  NotFound,
-  HeadersTooLarge,
-  PayloadTooLarge,
-  RequestTimeout,
-  UnsupportedMediaType,
-  ServiceUnavailable,
-  TooManyRequests
-} from "../errors.js"
+import { withCommonErrors } from "../errors.js"
 import { ApiKeyAuth } from "../security.js"
 import { V2Auth } from "./auth.js"
 import { V2Boards } from "./boards.js"
@@ -48,7 +38,7 @@ export * as Users from "./users.js"
 export * as Billing from "./billing.js"
 
 /** @since 0.1.0 */
-export class V2Api extends HttpApi.make("v2")
+export class V2Api extends withCommonErrors(HttpApi.make("v2")
   .add(V2Auth)
   .add(V2Organization)
   .add(V2Accounts)
@@ -63,14 +53,5 @@ export class V2Api extends HttpApi.make("v2")
   .add(V2Boards)
   .add(V2Integrations)
   .add(V2Connections)
-  .middleware(ApiKeyAuth)
-  .addError(BadRequest)
-  .addError(NotFound)
-  .addError(RequestTimeout)
-  .addError(PayloadTooLarge)
-  .addError(UnsupportedMediaType)
-  .addError(TooManyRequests)
-  .addError(HeadersTooLarge)
-  .addError(InternalServerError)
-  .addError(ServiceUnavailable)
+  .middleware(ApiKeyAuth))
 {}

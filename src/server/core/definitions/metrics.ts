@@ -1,0 +1,39 @@
+/**
+ * A metric's definition as it is stored: which column it measures and how, its own filters.
+ * The model and the stores hold these; `features/analytics` computes metrics from them.
+ *
+ * @since 0.1.0
+ */
+import type { AggregationFunctions, FilterOperators } from "../../../api/v2/metrics.js"
+
+/** @since 0.1.0 */
+export type AggregationFunction = (typeof AggregationFunctions)[number]
+
+/** @since 0.1.0 */
+export type FilterOperator = (typeof FilterOperators)[number]
+
+/** @since 0.1.0 */
+export interface ColumnRef {
+  readonly id: string
+  readonly displayName: string
+}
+
+/** @since 0.1.0 */
+export interface FilterCondition {
+  readonly field: string
+  readonly operator: FilterOperator
+  readonly values: ReadonlyArray<string>
+}
+
+/** @since 0.1.0 */
+export type LogicalOperator = "and" | "or"
+
+/**
+ * A metric's own filters: conditions joined by one logical operator.
+ *
+ * @since 0.1.0
+ */
+export interface FilterGroup {
+  readonly logicalOperator: LogicalOperator
+  readonly conditions: ReadonlyArray<FilterCondition>
+}

@@ -1,0 +1,772 @@
+/**
+ * The reference server's storage, behind one service interface.
+ *
+ * Two implementations pass the same conformance suite (`test/server/store.test.ts`): the
+ * embedded default keeps everything in memory (`MemoryStore`), the durable one keeps it in
+ * Postgres (`SqlStore`) so that several server processes share it. Lists are queries (filter,
+ * sort and page in; items and total out), so that neither implementation hands out whole
+ * collections. Visibility rules are the services' to decide, but a list takes the viewer so
+ * that the store can filter by them before it pages.
+ *
+ * @since 0.1.0
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { Column, Row } from "../../../records.js"
+import type { IdempotencyKeyReused, StoreError } from "../errors.js"
+import type { Principal, Role } from "../../../api/security.js"
+import type { Modifications } from "../definitions/modifications.js"
+import type { AggregationFunction, ColumnRef, FilterGroup } from "../definitions/metrics.js"
+
+/** @since 0.1.0 */
+export type AccountType = "organization" | "agency" | "client"
+
+/** @since 0.1.0 */
+export interface Organization {
+  readonly id: number
+  readonly name: string
+  /** What the organization says about itself (`PATCH /v2/organization`). */
+  readonly profile: OrganizationProfile
+  /** From the seed only: the API cannot change them. */
+  readonly plan: Plan
+  readonly limits: Limits
+}
+
+/** @since 0.1.0 */
+export interface OrganizationAddress {
+  readonly street: string | null
+  readonly zip: string | null
+  readonly city: string | null
+  readonly state: string | null
+  readonly country: string | null
+}
+
+/** @since 0.1.0 */
+export interface OrganizationSettings {
+  readonly dateFormat: string | null
+  readonly numberFormat: string | null
+  readonly firstDayOfWeek: string | null
+  readonly calendar: string | null
+  readonly fiscalYearStart: { readonly month: number; readonly day: number } | null
+}
+
+/** @since 0.1.0 */
+export interface OrganizationMetadata {
+  readonly industry: ReadonlyArray<string> | null
+  readonly businessType: ReadonlyArray<string> | null
+  readonly companySize: string | null
+  readonly annualRevenue: string | null
+}
+
+/** @since 0.1.0 */
+export interface OrganizationProfile {
+  readonly companyName: string | null
+  readonly websiteUrl: string | null
+  readonly taxNumber: string | null
+  readonly billingName: string | null
+  readonly address: OrganizationAddress | null
+  readonly settings: OrganizationSettings | null
+  readonly metadata: OrganizationMetadata | null
+}
+
+/** @since 0.1.0 */
+export const emptyOrganizationProfile: OrganizationProfile = {
+  companyName: null,
+  websiteUrl: null,
+  taxNumber: null,
+  billingName: null,
+  address: null,
+  settings: null,
+  metadata: null
+}
+
+/** @since 0.1.0 */
+export interface Plan {
+  readonly name: string
+  readonly status: string
+  readonly billingPeriod: "monthly" | "quarterly" | "yearly" | null
+  readonly billingEmail: string | null
+}
+
+/**
+ * How many of each the organization may hold; null is unlimited.
+ *
+ * @since 0.1.0
+ */
+export interface Limits {
+  readonly users: number | null
+  readonly dataSources: number | null
+  readonly accounts: number | null
+}
+
+/** @since 0.1.0 */
+export interface Invoice {
+  readonly invoiceId: string | null
+  readonly date: string | null
+  /** USD. */
+  readonly amount: number
+  readonly status: string
+  readonly receiptNumber: string | null
+  readonly downloadUrl: string | null
+}
+
+/**
+ * The seed's plan when it names none; limits generous enough for any development use.
+ *
+ * @since 0.1.0
+ */
+export const defaultPlan: Plan = { name: "Development", status: "active", billingPeriod: null, billingEmail: null }
+/** @since 0.1.0 */
+export const defaultLimits: Limits = { users: 1000, dataSources: 10_000, accounts: 1000 }
+
+/** @since 0.1.0 */
+export interface Account {
+  readonly id: number
+  readonly organizationId: number
+  readonly name: string
+  readonly accountType: AccountType
+  readonly companyName: string | null
+  readonly websiteUrl: string | null
+  /** The user who manages the account (their name as it was when set). */
+  readonly managedBy: Creator | null
+  readonly createdAt: string | null
+}
+
+/** @since 0.1.0 */
+export interface UserMetadata {
+  readonly department: string | null
+  readonly title: string | null
+  readonly role: string | null
+}
+
+/** @since 0.1.0 */
+export interface User {
+  readonly id: number
+  readonly organizationId: number
+  readonly name: string
+  readonly email: string
+  readonly role: Role
+  readonly timezone: string | null
+  readonly createdAt: string | null
+  readonly metadata: UserMetadata | null
+  /** Seeded users are; invited ones are not until they confirm (which this server never sees). */
+  readonly isEmailVerified: boolean
+}
+
+/**
+ * One entry of the activity log: a mutation made through the API.
+ *
+ * @since 0.1.0
+ */
+export interface ActivityEntry {
+  readonly id: number
+  readonly organizationId: number
+  readonly action: string
+  readonly createdAt: string
+  readonly isSystem: boolean
+  readonly resourceType: string | null
+  readonly resourceId: string | null
+  readonly user: Creator | null
+  readonly details: unknown
+}
+
+/** @since 0.1.0 */
+export interface ActivityQuery extends Slice {
+  readonly organizationId: number
+  readonly resourceType?: string | undefined
+  readonly userId?: number | undefined
+  /** Case-insensitive substring of the action, resource id or user name. */
+  readonly search?: string | undefined
+  /** Inclusive bounds on `createdAt` (API timestamps). */
+  readonly from?: string | undefined
+  readonly to?: string | undefined
+}
+
+/** @since 0.1.0 */
+export interface AccountQuery extends Slice {
+  readonly organizationId: number
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "website" | "managedBy"; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export interface UserQuery extends Slice {
+  readonly organizationId: number
+  readonly role?: Role | undefined
+  /** Case-insensitive substring of the name or email. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "createdAt" | "role"; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export type AccountPatch = Partial<Pick<Account, "name" | "websiteUrl" | "managedBy">>
+
+/** @since 0.1.0 */
+export type UserPatch = Partial<Pick<User, "name" | "role" | "timezone" | "metadata">>
+
+/**
+ * The outcome of a change that must leave the organization an admin: done, no such user, or
+ * refused because it would remove or demote the last admin.
+ *
+ * @since 0.1.0
+ */
+export type UserChange<A> =
+  | { readonly _tag: "Done"; readonly value: A }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "LastAdmin" }
+
+/** @since 0.1.0 */
+export interface Usage {
+  readonly users: number
+  readonly dataSources: number
+  readonly accounts: number
+}
+
+/**
+ * Who may see a data source or dataset.
+ *
+ * @since 0.1.0
+ */
+export interface Permissions {
+  readonly accessLevel: "everyone" | "selectedUsers" | "private"
+  readonly accessList: ReadonlyArray<{ readonly id: number; readonly name: string }> | null
+}
+
+/** @since 0.1.0 */
+export interface Creator {
+  readonly id: number
+  readonly name: string
+}
+
+/** @since 0.1.0 */
+export interface DataSource {
+  readonly id: number
+  readonly organizationId: number
+  readonly accountId: number
+  readonly name: string
+  readonly timezone: string
+  readonly createdAt: string
+  /** Kind marker; data sources made through the API are `ingestion`. */
+  readonly key: string
+  readonly createdBy: Creator
+  readonly syncInterval: number | null
+  readonly permissions: Permissions
+  /** The newest ingestion into any of its datasets. */
+  readonly lastActivityAt: string | null
+  /** The connection it syncs through; null for data sources fed through the API alone. */
+  readonly connectionId: number | null
+}
+
+/** @since 0.1.0 */
+export interface Verification {
+  readonly isVerified: boolean
+  readonly verifiedAt: string | null
+  readonly verifiedBy: Creator | null
+}
+
+/** @since 0.1.0 */
+export interface DatasetMetadata {
+  readonly description: string | null
+  readonly synonyms: ReadonlyArray<string> | null
+  readonly defaultTimeDimension: string | null
+}
+
+/** @since 0.1.0 */
+export interface ColumnMetadata {
+  readonly description: string | null
+  readonly conceptType: "measure" | "dimension" | "timeDimension" | null
+  readonly synonyms: ReadonlyArray<string> | null
+}
+
+/**
+ * The latest ingestion of a dataset, kept with the dataset so that lists and details need no
+ * query per item.
+ *
+ * @since 0.1.0
+ */
+export interface DatasetActivity {
+  readonly lastIngestionId: string
+  readonly lastIngestionAt: string
+  readonly lastStatus: IngestionStatus
+  readonly lastSuccessAt: string | null
+}
+
+/**
+ * How a request names a dataset: its UUID (the v1 id, `Dataset.id`) or its number (the v2 id,
+ * `Dataset.number`). Every store looks a dataset up by either.
+ *
+ * @since 0.1.0
+ */
+export type DatasetRef = string | number
+
+/** @since 0.1.0 */
+export interface Dataset {
+  /** The v1 id, a UUID; the store's own key for the dataset. */
+  readonly id: string
+  /** The v2 id: a number from the id space data sources draw from too. */
+  readonly number: number
+  readonly organizationId: number
+  readonly dataSourceId: number
+  readonly name: string
+  readonly createdAt: string
+  readonly primaryKey: ReadonlyArray<string>
+  /** Column definitions; empty until given at creation or inferred from the first records. */
+  readonly schema: ReadonlyArray<Column>
+  readonly createdBy: Creator
+  readonly timezone: string | null
+  readonly syncInterval: number | null
+  readonly permissions: Permissions
+  readonly verification: Verification
+  readonly metadata: DatasetMetadata
+  /** By column id; columns without an entry have none. */
+  readonly columnMetadata: Readonly<Record<string, ColumnMetadata>>
+  /** Calculated columns, filters, display names, data types, order and visibility; none at creation. */
+  readonly modifications: Modifications
+  readonly rowCount: number
+  /** Bytes of the stored rows as JSON. */
+  readonly size: number
+  readonly activity: DatasetActivity | null
+}
+
+/**
+ * What a new data source or dataset starts with beyond its required fields.
+ *
+ * @since 0.1.0
+ */
+export const defaultPermissions: Permissions = { accessLevel: "everyone", accessList: null }
+/** @since 0.1.0 */
+export const unverified: Verification = { isVerified: false, verifiedAt: null, verifiedBy: null }
+/** @since 0.1.0 */
+export const emptyMetadata: DatasetMetadata = { description: null, synonyms: null, defaultTimeDimension: null }
+
+/**
+ * `queued` -> `processing` -> `success` | `failed` | `purged`.
+ *
+ * @since 0.1.0
+ */
+export type IngestionStatus = "queued" | "processing" | "success" | "failed" | "purged"
+
+/** @since 0.1.0 */
+export interface IngestionProblem {
+  readonly code: string
+  readonly field: string | null
+  readonly message: string
+  /** The offending record, as sent. */
+  readonly record: unknown
+}
+
+/** @since 0.1.0 */
+export interface IngestionCounts {
+  readonly received: number
+  readonly appended: number
+  readonly overwritten: number
+  readonly rejected: number
+}
+
+/** @since 0.1.0 */
+export interface DatasetStats {
+  readonly columnCount: number
+  readonly rowCount: number
+  /** Bytes of the stored rows as JSON. */
+  readonly size: number
+}
+
+/** @since 0.1.0 */
+export const statsOf = (dataset: Dataset): DatasetStats => ({
+  columnCount: dataset.schema.length,
+  rowCount: dataset.rowCount,
+  size: dataset.size
+})
+
+/** @since 0.1.0 */
+export interface Ingestion {
+  readonly id: string
+  readonly datasetId: string
+  readonly status: IngestionStatus
+  readonly initiatedAt: string
+  readonly initiatedBy: Creator
+  /** Milliseconds from acceptance to the end of processing; null while pending. */
+  readonly duration: number | null
+  readonly counts: IngestionCounts
+  /** Dataset figures right after this ingestion (null while pending). */
+  readonly datasetStats: DatasetStats | null
+  readonly problems: ReadonlyArray<IngestionProblem>
+  /** Why a `failed` ingestion stored nothing. */
+  readonly failure: string | null
+}
+
+/** @since 0.1.0 */
+export interface NewIngestion extends Pick<Ingestion, "datasetId" | "initiatedBy"> {
+  /** Milliseconds after acceptance before a worker may take it; none when absent. */
+  readonly processingDelayMillis?: number | undefined
+}
+
+/**
+ * An ingestion a worker holds under a lease: no other worker takes it until the lease ends.
+ *
+ * @since 0.1.0
+ */
+export interface ClaimedIngestion {
+  readonly ingestion: Ingestion
+  readonly records: ReadonlyArray<unknown>
+  /** Who holds the lease; completing needs the same owner. */
+  readonly owner: string
+}
+
+/**
+ * What processing decided for an ingestion's records, against the dataset as it is when the
+ * rows are written: the columns to add, the rows to write and the records rejected.
+ *
+ * @since 0.1.0
+ */
+export interface IngestionDecision {
+  readonly newColumns: ReadonlyArray<Column>
+  readonly rows: ReadonlyArray<Row>
+  readonly problems: ReadonlyArray<IngestionProblem>
+}
+
+/**
+ * The user a list is shown to: lists hold only what this user may see (see `canSee`).
+ *
+ * @since 0.1.0
+ */
+export type Viewer = Pick<Principal, "userId" | "organizationId" | "role">
+
+/** @since 0.1.0 */
+export interface Slice {
+  readonly offset: number
+  readonly limit: number
+}
+
+/** @since 0.1.0 */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly totalItems: number
+}
+
+/** @since 0.1.0 */
+export type SortOrder = "asc" | "desc"
+
+/**
+ * Fields the v2 lists of data sources and datasets sort by. Names compare
+ * case-insensitively; missing values sort last either way.
+ *
+ * @since 0.1.0
+ */
+export type ListSortField = "name" | "createdAt" | "lastActivityAt"
+
+/** @since 0.1.0 */
+export interface ListQuery extends Slice {
+  readonly viewer: Viewer
+  /** Case-insensitive substring of the name. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: ListSortField; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export interface DataSourceQuery extends ListQuery {
+  readonly accountId?: number | undefined
+  readonly connectionId?: number | undefined
+}
+
+/** @since 0.1.0 */
+export interface DatasetQuery extends ListQuery {
+  readonly dataSourceId?: number | undefined
+  /** Datasets of the account's data sources. */
+  readonly accountId?: number | undefined
+}
+
+/**
+ * A page of stored rows, in storage order unless sorted by a column of the schema.
+ *
+ * @since 0.1.0
+ */
+export interface RowQuery extends Slice {
+  readonly sort?: { readonly column: Column; readonly order: SortOrder } | undefined
+}
+
+/**
+ * A connection: the credentials a data source of an integration syncs through. Seen as a data
+ * source is (`canSee`, its manager as the creator); only its manager deletes it.
+ *
+ * @since 0.1.0
+ */
+export interface Connection {
+  readonly id: number
+  readonly organizationId: number
+  readonly name: string
+  readonly integrationKey: string | null
+  /** The owner; null for one nobody manages any more. */
+  readonly managedBy: Creator | null
+  readonly sharedWithAccounts: boolean
+  readonly permissions: Permissions
+  readonly createdAt: string | null
+  /** `active`, or `error` for credentials the integration refused. */
+  readonly status: "active" | "error"
+  /** How many data sources sync through it. */
+  readonly dataSourcesCount: number
+}
+
+/** @since 0.1.0 */
+export type NewConnection = Omit<Connection, "id" | "createdAt" | "dataSourcesCount">
+
+/** @since 0.1.0 */
+export type ConnectionPatch = Partial<Pick<Connection, "name" | "permissions" | "sharedWithAccounts">>
+
+/** @since 0.1.0 */
+export interface ConnectionQuery extends Slice {
+  readonly viewer: Viewer
+  /** Case-insensitive substring of the name. */
+  readonly search?: string | undefined
+}
+
+/**
+ * A custom metric over a dataset's rows. Its id is `<dataSourceId>|<key>`; it is seen by
+ * whoever sees its dataset.
+ *
+ * @since 0.1.0
+ */
+export interface Metric {
+  readonly id: string
+  readonly organizationId: number
+  readonly dataSourceId: number
+  readonly datasetId: Dataset["id"]
+  readonly name: string
+  readonly measure: ColumnRef
+  readonly date: ColumnRef
+  readonly aggregationFunction: AggregationFunction
+  readonly dimensions: ReadonlyArray<ColumnRef>
+  readonly filters: FilterGroup | null
+  readonly verification: Verification
+  readonly createdAt: string
+  readonly createdBy: Creator
+}
+
+/** @since 0.1.0 */
+export type NewMetric = Omit<Metric, "id" | "createdAt">
+
+/** @since 0.1.0 */
+export type MetricPatch = Partial<
+  Pick<Metric, "name" | "measure" | "date" | "aggregationFunction" | "dimensions" | "filters" | "verification">
+>
+
+/**
+ * Metrics the viewer may see (those of datasets it may see), in creation order unless sorted.
+ *
+ * @since 0.1.0
+ */
+export interface MetricQuery extends Slice {
+  readonly viewer: Viewer
+  readonly dataSourceId?: number | undefined
+  readonly datasetId?: Dataset["id"] | undefined
+  /** Case-insensitive substring of the name or the id. */
+  readonly search?: string | undefined
+  readonly sort?: { readonly by: "name" | "createdAt"; readonly order: SortOrder } | undefined
+}
+
+/** @since 0.1.0 */
+export type DataSourcePatch = Partial<Pick<DataSource, "name" | "timezone" | "syncInterval" | "permissions">>
+
+/** @since 0.1.0 */
+export type DatasetPatch = Partial<
+  Pick<Dataset, | "name"
+    | "timezone"
+    | "syncInterval"
+    | "permissions"
+    | "verification"
+    | "metadata"
+    | "columnMetadata"
+    | "modifications"
+  >
+>
+
+/** @since 0.1.0 */
+export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt" | "connectionId"> & {
+  readonly connectionId?: number | null | undefined
+}
+
+/** @since 0.1.0 */
+export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount" | "size" | "activity" | "modifications">
+
+/**
+ * The store. Every method is atomic; who may do what is the services' concern.
+ *
+ * @since 0.1.0
+ */
+export interface StoreService {
+  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by name,
+  // by organization and name, by organization and email, by key): seeding twice changes nothing.
+  readonly ensureOrganization: (name: string) => Effect.Effect<Organization, StoreError>
+  readonly ensureAccount: (
+    organizationId: number,
+    account: Pick<Account, "name" | "accountType">
+  ) => Effect.Effect<Account, StoreError>
+  readonly ensureUser: (
+    organizationId: number,
+    user: Pick<User, "name" | "email" | "role"> & {
+      readonly timezone?: string | null | undefined
+      readonly metadata?: UserMetadata | null | undefined
+    }
+  ) => Effect.Effect<User, StoreError>
+  readonly ensureApiKey: (key: string, userId: number) => Effect.Effect<void, StoreError>
+  /** The key's user; their default account is the first account of their organization. */
+  readonly principalByKey: (apiKey: string) => Effect.Effect<Option.Option<Principal>, StoreError>
+  readonly accounts: (organizationId: number) => Effect.Effect<ReadonlyArray<Account>, StoreError>
+  readonly account: (id: number) => Effect.Effect<Option.Option<Account>, StoreError>
+  readonly users: (organizationId: number) => Effect.Effect<ReadonlyArray<User>, StoreError>
+
+  // The organization's own data, its accounts and users (v2), and its activity log.
+  readonly organization: (id: number) => Effect.Effect<Option.Option<Organization>, StoreError>
+  /** Sets the seed's plan, limits and invoices (every start: the seed owns them). */
+  readonly setOrganizationPlan: (
+    id: number,
+    plan: { readonly plan: Plan; readonly limits: Limits; readonly invoices: ReadonlyArray<Invoice> }
+  ) => Effect.Effect<void, StoreError>
+  readonly updateOrganization: (
+    id: number,
+    patch: { readonly name?: string | undefined; readonly profile?: OrganizationProfile | undefined }
+  ) => Effect.Effect<Option.Option<Organization>, StoreError>
+  /** Newest first. */
+  readonly invoices: (organizationId: number, slice: Slice) => Effect.Effect<Page<Invoice>, StoreError>
+  readonly usage: (organizationId: number) => Effect.Effect<Usage, StoreError>
+  readonly createAccount: (
+    input: Omit<Account, "id" | "createdAt">
+  ) => Effect.Effect<Account, StoreError>
+  readonly listAccounts: (query: AccountQuery) => Effect.Effect<Page<Account>, StoreError>
+  readonly updateAccount: (id: number, patch: AccountPatch) => Effect.Effect<Option.Option<Account>, StoreError>
+  /** Deletes the account unless it holds data sources: then nothing changes and their number comes back. */
+  readonly deleteAccount: (id: number) => Effect.Effect<{ readonly dataSources: number }, StoreError>
+  readonly user: (id: number) => Effect.Effect<Option.Option<User>, StoreError>
+  /** None when the organization already has a user with that email. */
+  readonly createUser: (
+    input: Omit<User, "id" | "createdAt">
+  ) => Effect.Effect<Option.Option<User>, StoreError>
+  readonly listUsers: (query: UserQuery) => Effect.Effect<Page<User>, StoreError>
+  /** Refused (`LastAdmin`) when it would demote the organization's last admin. */
+  readonly updateUser: (id: number, patch: UserPatch) => Effect.Effect<UserChange<User>, StoreError>
+  /** Deletes the user and their keys; refused (`LastAdmin`) for the organization's last admin. */
+  readonly deleteUser: (id: number) => Effect.Effect<UserChange<User>, StoreError>
+  readonly recordActivity: (entry: Omit<ActivityEntry, "id" | "createdAt">) => Effect.Effect<void, StoreError>
+  /** Newest first. */
+  readonly activityLog: (query: ActivityQuery) => Effect.Effect<Page<ActivityEntry>, StoreError>
+
+  // Data sources.
+  readonly createDataSource: (input: NewDataSource) => Effect.Effect<DataSource, StoreError>
+  readonly dataSource: (id: number) => Effect.Effect<Option.Option<DataSource>, StoreError>
+  readonly listDataSources: (query: DataSourceQuery) => Effect.Effect<Page<DataSource>, StoreError>
+  readonly updateDataSource: (
+    id: number,
+    patch: DataSourcePatch
+  ) => Effect.Effect<Option.Option<DataSource>, StoreError>
+  /** Deletes the data source with its datasets, rows and ingestions. */
+  readonly deleteDataSource: (id: number) => Effect.Effect<void, StoreError>
+  /** Removes the rows of each of its datasets (see `purgeDataset`); the number of datasets. */
+  readonly purgeDataSource: (id: number) => Effect.Effect<number, StoreError>
+
+  // Datasets and their rows.
+  readonly createDataset: (input: NewDataset) => Effect.Effect<Dataset, StoreError>
+  /** By UUID (a string) or by number. */
+  readonly dataset: (id: DatasetRef) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  readonly listDatasets: (query: DatasetQuery) => Effect.Effect<Page<Dataset>, StoreError>
+  readonly updateDataset: (id: string, patch: DatasetPatch) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  /** The same change to every dataset of a data source. */
+  readonly updateDatasetsOfDataSource: (
+    dataSourceId: number,
+    patch: Pick<DatasetPatch, "timezone">
+  ) => Effect.Effect<void, StoreError>
+  /** A new dataset in the same data source with the same schema, key, settings and rows. */
+  readonly duplicateDataset: (
+    id: string,
+    name: string,
+    createdBy: Creator
+  ) => Effect.Effect<Option.Option<Dataset>, StoreError>
+  /** Deletes the dataset with its rows and ingestions. */
+  readonly deleteDataset: (id: string) => Effect.Effect<void, StoreError>
+  /** Removes every row; queued ingestions of the dataset end as `purged`. */
+  readonly purgeDataset: (id: string) => Effect.Effect<void, StoreError>
+  readonly rows: (datasetId: string, query: RowQuery) => Effect.Effect<Page<Row>, StoreError>
+
+  // Connections. `ensureConnection` is idempotent by organization and name (seeding).
+  readonly ensureConnection: (input: NewConnection) => Effect.Effect<Connection, StoreError>
+  readonly connection: (id: number) => Effect.Effect<Option.Option<Connection>, StoreError>
+  readonly listConnections: (query: ConnectionQuery) => Effect.Effect<Page<Connection>, StoreError>
+  readonly updateConnection: (id: number, patch: ConnectionPatch) => Effect.Effect<Option.Option<Connection>, StoreError>
+  /** Deletes it; its data sources stay, without a connection. */
+  readonly deleteConnection: (id: number) => Effect.Effect<void, StoreError>
+
+  // Metrics. Deleting a dataset (or its data source) deletes its metrics.
+  /** A new metric; its key is unique in the store (`custom_query_<n>`). */
+  readonly createMetric: (input: NewMetric) => Effect.Effect<Metric, StoreError>
+  readonly metric: (id: string) => Effect.Effect<Option.Option<Metric>, StoreError>
+  readonly listMetrics: (query: MetricQuery) => Effect.Effect<Page<Metric>, StoreError>
+  readonly updateMetric: (id: string, patch: MetricPatch) => Effect.Effect<Option.Option<Metric>, StoreError>
+  readonly deleteMetric: (id: string) => Effect.Effect<void, StoreError>
+
+  // Ingestions: recorded with their records, claimed by workers under a lease, completed once.
+  /**
+   * Records an accepted ingestion (`queued`) with the records it carries. With
+   * `processingDelayMillis`, no worker takes it until that long after its acceptance (the
+   * `processing` fault).
+   */
+  readonly createIngestion: (
+    input: NewIngestion,
+    records: ReadonlyArray<unknown>
+  ) => Effect.Effect<Ingestion, StoreError>
+  readonly ingestion: (id: string) => Effect.Effect<Option.Option<Ingestion>, StoreError>
+  /** Newest first. */
+  readonly listIngestions: (datasetId: string, slice: Slice) => Effect.Effect<Page<Ingestion>, StoreError>
+  /** Every finished (`success` or `failed`) ingestion of a dataset, newest first, without records or problems. */
+  readonly finishedIngestions: (
+    datasetId: string
+  ) => Effect.Effect<ReadonlyArray<Pick<Ingestion, "status" | "initiatedAt" | "duration">>, StoreError>
+  /**
+   * Takes ingestions of one dataset for `owner`, marking them `processing` until `leaseMillis`
+   * from now: the oldest pending ingestion of a dataset, when it is queued (or its worker's
+   * lease ran out) and due, and the pending ones after it while they are too, up to `max`, in
+   * acceptance order. A dataset whose oldest pending ingestion is held or not yet due gives
+   * nothing: its later ones wait for it. Of the datasets that can give, the one whose oldest
+   * waits longest. Empty when none can.
+   */
+  readonly claimIngestions: (
+    owner: string,
+    leaseMillis: number,
+    max: number
+  ) => Effect.Effect<ReadonlyArray<ClaimedIngestion>, StoreError>
+  /**
+   * Ends claimed ingestions of one dataset, in order, in one step: under the dataset's lock,
+   * `decide` checks each one's records against the dataset as the ones before left it; columns
+   * and rows are written and each ingestion ends `success` with its own counts. The ids of those
+   * ended. The order of acceptance holds here whatever the claims: the ingestions end only up
+   * to the first one whose lease was lost (or that is gone, or whose dataset is gone), and only
+   * while no ingestion of the dataset accepted before them is still pending; the rest is
+   * left out, nothing of it written, and those still held go back to the queue.
+   */
+  readonly completeIngestions: (
+    claims: ReadonlyArray<ClaimedIngestion>,
+    decide: (dataset: Dataset, claim: ClaimedIngestion) => IngestionDecision
+  ) => Effect.Effect<ReadonlyArray<string>, StoreError>
+  /** Ends a claimed ingestion as `failed` with the reason; false when the lease was lost. */
+  readonly failIngestion: (claim: ClaimedIngestion, failure: string) => Effect.Effect<boolean, StoreError>
+  /**
+   * Waits until an ingestion may be waiting: one was created, one became due, or a lease may
+   * have run out.
+   */
+  readonly awaitIngestions: Effect.Effect<void, StoreError>
+
+  // Idempotency records.
+  /**
+   * Runs `execute` at most once for `scope` within `windowMillis`: a later call with the same
+   * fingerprint gets the first call's answer (`replayed`), one with another fingerprint fails
+   * with `IdempotencyKeyReused`, and one arriving while the first runs waits for its answer. A
+   * failed `execute` keeps nothing. Answers must be plain JSON values (a durable store keeps them as JSON).
+   */
+  readonly once: <A, E, R>(
+    request: { readonly key: string; readonly scope: string; readonly fingerprint: string; readonly windowMillis: number },
+    execute: Effect.Effect<A, E, R>
+  ) => Effect.Effect<{ readonly answer: A; readonly replayed: boolean }, E | IdempotencyKeyReused | StoreError, R>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class Store extends Context.Tag("tributary/server/Store")<Store, StoreService>() {}

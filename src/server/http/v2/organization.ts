@@ -1,0 +1,72 @@
+/**
+ * v2 organization handlers: the organization, its activity log, usage and option lists.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { Effect } from "effect"
+import { TributaryApi } from "../../../api/index.js"
+import { CurrentPrincipal } from "../../../api/security.js"
+import { countries } from "../../features/organization/countries.js"
+import { timezones } from "../../core/timezones.js"
+import { present } from "../wireErrors.js"
+import { organizationOptions } from "../../features/organization/catalogues.js"
+import { respondPage } from "../paging.js"
+import { serve } from "../handler.js"
+import { respond } from "../envelope.js"
+import { activityLog, getOrganization, updateOrganization } from "../../features/organization/organization.js"
+import { usage } from "../../core/catalog/organization.js"
+import type { ActivityEntry, Organization } from "../../core/store/Store.js"
+
+const organizationView = (o: Organization) => ({
+  id: o.id,
+  name: o.name,
+  companyName: o.profile.companyName,
+  websiteUrl: o.profile.websiteUrl,
+  taxNumber: o.profile.taxNumber,
+  billingName: o.profile.billingName,
+  // Organizations here are their own: no agency manages them.
+  managedBy: null,
+  address: o.profile.address,
+  settings: o.profile.settings,
+  metadata: o.profile.metadata
+})
+
+const activityView = (e: ActivityEntry) => ({
+  id: e.id,
+  action: e.action,
+  createdAt: e.createdAt,
+  isSystem: e.isSystem,
+  resourceType: e.resourceType,
+  resourceId: e.resourceId,
+  user: e.user,
+  details: e.details ?? null
+})
+
+/** @since 0.1.0 */
+export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organization", (handlers) =>
+  handlers
+    .handle("get", () =>
+      serve(getOrganization, (o) => respond("success", { data: organizationView(o) })))
+    .handle("update", ({ payload }) =>
+      serve((p) => updateOrganization(p, payload), (o) => respond("success", { data: organizationView(o) })))
+    .handle("activityLog", ({ urlParams }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((p) => respondPage(urlParams, (slice) => activityLog(p, urlParams, slice), activityView)),
+        present
+      ))
+    .handle("countries", () => respond("success", { data: { items: countries } }))
+    .handle("metadataOptions", () => respond("success", { data: organizationOptions }))
+    .handle("listTimezones", () => respond("success", { data: { items: timezones() } }))
+    .handle("usage", () =>
+      serve(usage, ({ counts, limits }) =>
+          respond("success", {
+            data: {
+              users: { count: counts.users, limit: limits.users },
+              dataSources: { count: counts.dataSources, limit: limits.dataSources },
+              accounts: { count: counts.accounts, limit: limits.accounts },
+              // No AI features here, so no credits to count.
+              aiCredits: null
+            }
+          })
+        )))

@@ -54,7 +54,7 @@ describe("the package face", () => {
     expect(loaded.some((url) => url.endsWith("/dist/src/plain/index.js"))).toBe(true)
     expect(loaded.filter((url) => heavy.test(url))).toEqual([])
     // The check sees such modules where they are loaded.
-    const kafka = await modulesLoadedBy("await import('tributary/connectors/kafka')")
+    const kafka = await modulesLoadedBy("await import('tributary-ingest/connectors/kafka')")
     expect(kafka.some((url) => url.includes("node_modules/kafkajs/"))).toBe(true)
   }, 60_000)
 })

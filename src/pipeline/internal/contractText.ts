@@ -6,7 +6,18 @@
  * @since 0.3.0
  * @internal
  */
-import type { SchemaContract } from "../SchemaContract.js"
+
+/**
+ * The modes a contract's text names (`SchemaContract` has the same shape; written here so that
+ * this module imports nothing, not even types).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ContractModes {
+  readonly columns: "evolve" | "freeze" | "discard_value"
+  readonly dataType: "freeze" | "discard_value"
+}
 
 const usage = "expected evolve, freeze, discard_value, or a list such as columns=discard_value,data_type=freeze " +
   "(columns: evolve|freeze|discard_value, data_type: freeze|discard_value)"
@@ -17,12 +28,12 @@ const usage = "expected evolve, freeze, discard_value, or a list such as columns
  * @since 0.3.0
  * @category utils
  */
-export const readContract = (text: string): SchemaContract | { readonly problem: string } => {
+export const readContract = (text: string): ContractModes | { readonly problem: string } => {
   const trimmed = text.trim()
   if (trimmed === "evolve") return { columns: "evolve", dataType: "freeze" }
   if (trimmed === "freeze") return { columns: "freeze", dataType: "freeze" }
   if (trimmed === "discard_value") return { columns: "discard_value", dataType: "discard_value" }
-  let contract: SchemaContract = { columns: "evolve", dataType: "freeze" }
+  let contract: ContractModes = { columns: "evolve", dataType: "freeze" }
   const seen = new Set<string>()
   for (const part of trimmed.split(",")) {
     const match = /^\s*([a-z_]+)\s*=\s*([a-z_]+)\s*$/.exec(part)

@@ -221,6 +221,20 @@ const dataset = text("dataset", "ID", "The destination dataset (its number, or i
 const port = (fallback: number, description: string) =>
   withDefault(integer("port", "PORT", description, 0), fallback)
 
+/** What `ingest` and `backfill` (runs that end) share: output, telemetry and delivery. */
+const oneShotRun = {
+  json,
+  metricsPort,
+  otlpEndpoint,
+  concurrency,
+  maxPending: maxPending(deliveryDefaults.maxPending),
+  maxPendingBytes,
+  keyOrder,
+  retries,
+  maxDeadLetters: maxDeadLetters("10%"),
+  schemaContract
+}
+
 // -- the commands ----------------------------------------------------------------------------
 
 /**
@@ -361,16 +375,7 @@ export const ingestOptions = {
     deadLetter: optional(text("dead-letter", "FILE", "Where refused records go, one JSON object per line"), "FILE.dead-letters.ndjson; for stdin tributary-dead-letters.ndjson in the current directory"),
     checkpoint: optional(text("checkpoint", "FILE", "Checkpoint file to resume from"), "FILE.checkpoint.json; none for stdin"),
     restart,
-    json,
-    metricsPort,
-    otlpEndpoint,
-    concurrency,
-    maxPending: maxPending(deliveryDefaults.maxPending),
-    maxPendingBytes,
-    keyOrder,
-    retries,
-    maxDeadLetters: maxDeadLetters("10%"),
-    schemaContract,
+    ...oneShotRun,
     maxLineBytes: withDefault(integer("max-line-bytes", "BYTES", "Longer lines are dead-lettered", 1), deliveryDefaults.maxLineBytes, "1048576 (1 MiB)")
   }
 
@@ -495,16 +500,7 @@ export const backfillOptions = {
     lease: withDefault(integer("lease-seconds", "N", "With --checkpoint-table: a crashed process's partitions are taken over after this long", 1), 15),
     deadLetter: withDefault(text("dead-letter", "FILE", "Where rows that cannot be stored go, one JSON object per line"), "tributary-backfill.dead-letters.ndjson"),
     since: optional(text("since-column", "COL", "A column that grows when a row changes: each later run sends only the rows changed since the last")),
-    json,
-    metricsPort,
-    otlpEndpoint,
-    concurrency,
-    maxPending: maxPending(deliveryDefaults.maxPending),
-    maxPendingBytes,
-    keyOrder,
-    retries,
-    maxDeadLetters: maxDeadLetters("10%"),
-    schemaContract
+    ...oneShotRun
   }
 
 /**

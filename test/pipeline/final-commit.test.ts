@@ -16,22 +16,27 @@ import { json, scriptedServer } from "../support/http.js"
 
 const schema = { columns: [{ id: "id", dataType: "string" as const }], primaryKey: [] }
 
+/** A client of a service that accepts every batch and answers every ingestion as ended. */
+const acceptingClient = Effect.gen(function*() {
+  const server = yield* scriptedServer((arrival) => (_a, res) =>
+    arrival.method === "POST"
+      ? json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued" } })
+      : json(res, 200, {
+        requestId: "r",
+        status: "success",
+        data: { status: "success", errors: null, summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } } }
+      })
+  )
+  return yield* Effect.map(
+    Layer.build(TributaryClient.layer({ baseUrl: server.url, apiKey: Redacted.make("k"), retry: { maxRetries: 0 } })),
+    Context.get(TributaryClient)
+  )
+})
+
 describe("the run's final commit", () => {
   it.scopedLive("every partition's last position is committed, however slow each partition's write", () =>
     Effect.gen(function*() {
-      const server = yield* scriptedServer((arrival) => (_a, res) =>
-        arrival.method === "POST"
-          ? json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued" } })
-          : json(res, 200, {
-            requestId: "r",
-            status: "success",
-            data: { status: "success", errors: null, summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } } }
-          })
-      )
-      const client = yield* Effect.map(
-        Layer.build(TributaryClient.layer({ baseUrl: server.url, apiKey: Redacted.make("k"), retry: { maxRetries: 0 } })),
-        Context.get(TributaryClient)
-      )
+      const client = yield* acceptingClient
       const committed = new Map<string, number>()
       const writer = {
         recordCuts: (_cuts: ReadonlyArray<BatchCut>) => Effect.void,
@@ -62,19 +67,7 @@ describe("the run's final commit", () => {
 
   it.scopedLive("a position is written as soon as it waits and no write is under way, then no sooner than commitInterval after the last write", () =>
     Effect.gen(function*() {
-      const server = yield* scriptedServer((arrival) => (_a, res) =>
-        arrival.method === "POST"
-          ? json(res, 200, { requestId: "r", status: "success", data: { ingestionId: randomUUID(), status: "queued" } })
-          : json(res, 200, {
-            requestId: "r",
-            status: "success",
-            data: { status: "success", errors: null, summary: { ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 } } }
-          })
-      )
-      const client = yield* Effect.map(
-        Layer.build(TributaryClient.layer({ baseUrl: server.url, apiKey: Redacted.make("k"), retry: { maxRetries: 0 } })),
-        Context.get(TributaryClient)
-      )
+      const client = yield* acceptingClient
       const started = Date.now()
       const commits: Array<{ readonly offset: number; readonly at: number }> = []
       const writer = {

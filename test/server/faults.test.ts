@@ -323,7 +323,8 @@ describe("fault injection on the reference server", () => {
         for (const datasetId of datasets) durations.push((yield* pollIngestions(datasetId, 1))[0]!.duration!)
         for (const duration of durations) {
           expect(duration).toBeGreaterThanOrEqual(150)
-          expect(duration).toBeLessThan(450 + 400)
+          // The upper bound leaves room for a loaded machine (a worker's wake-up can come late).
+          expect(duration).toBeLessThan(450 + 2_000)
         }
         // Drawn, not fixed: the seed's eight delays spread over the range.
         expect(Math.max(...durations) - Math.min(...durations)).toBeGreaterThanOrEqual(100)

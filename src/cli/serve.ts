@@ -6,6 +6,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Console, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { formatFaults, parseFaults } from "../server/faults.js"
+import { consolePath } from "../server/http/console.js"
 import * as ReferenceServer from "../server/http/server.js"
 import { defaultSeed, generateApiKey, loadSeed, type Seed } from "../server/seed.js"
 import * as SqlStore from "../server/core/store/sql.js"
@@ -107,6 +108,7 @@ export const main = (options: Values<typeof serveOptions>) =>
       const url = ReferenceServer.serverUrl(Context.get(context, HttpServer.HttpServer).address)
       const lines = [
         `tributary reference server listening on ${url}`,
+        `  console ${url}${consolePath} (sign in with an API key)`,
         `  OpenAPI ${url}/openapi.json  docs ${url}/docs`,
         durable === undefined
           ? "  store: memory (everything is lost on exit; --database-url keeps it in Postgres)"

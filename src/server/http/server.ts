@@ -33,7 +33,8 @@ import { FrontServer } from "./front.js"
 import { makeIngestRoute } from "./fastIngest.js"
 import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./decodeError.js"
 import { CurrentRequestId, failWith, newRequestId } from "./envelope.js"
-import { actsOnRequests, delayedProcessing, type FaultSpec, makeInjector } from "../faults.js"
+import { actsOnRequests, delayedProcessing, type FaultSpec, formatFaults, makeInjector } from "../faults.js"
+import * as WebConsole from "./console.js"
 import { defaultWorkerOptions, type WorkerOptions, workersLayer } from "../core/ingestion.js"
 import * as MemoryStore from "../core/store/memory.js"
 import { Store } from "../core/store/Store.js"
@@ -149,13 +150,22 @@ const errorEnvelopes = (maxBodyBytes: number, faults: FaultSpec | undefined) =>
  * a pre-response handler per request costs a measurable share of a small request. The id is
  * set, not scoped with `Effect.locally`: every request runs in a fiber of its own, which ends
  * with it, so there is nothing to restore.
+ *
+ * A server started with faults also says which, in `x-tributary-faults` (the `--faults` spec
+ * as `formatFaults` writes it): that is how a client, the web console among them, can show
+ * them; no route of the API tells.
  */
-const withRequestId = (app: HttpApp.Default): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const id = newRequestId()
-    NodeHttpServerRequest.toServerResponse(request).setHeader("x-request-id", id)
-    return Effect.zipRight(FiberRef.set(CurrentRequestId, id), app)
-  })
+const withRequestId = (faults: FaultSpec | undefined) => {
+  const described = faults === undefined ? undefined : formatFaults(faults)
+  return (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const id = newRequestId()
+      const response = NodeHttpServerRequest.toServerResponse(request)
+      response.setHeader("x-request-id", id)
+      if (described !== undefined) response.setHeader("x-tributary-faults", described)
+      return Effect.zipRight(FiberRef.set(CurrentRequestId, id), app)
+    })
+}
 
 const tidyOpenApi = (spec: Record<string, any>): Record<string, any> => {
   // HttpApi always declares its own decode error; the wire answers BadRequest instead.
@@ -213,6 +223,7 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
   const maxBodyBytes = options.faults?.maxBodyBytes ?? options.maxBodyBytes
   return Layer.mergeAll(
     docsPage,
+    WebConsole.layer,
     HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
     errorEnvelopes(maxBodyBytes, options.faults),
     // The body limit as a service of the serving layer: every request fiber starts from that
@@ -278,7 +289,7 @@ const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<
  * @category layers
  */
 export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer, ServeError | StoreError> =>
-  HttpApiBuilder.serve(withRequestId).pipe(
+  HttpApiBuilder.serve(withRequestId(options.faults)).pipe(
     // No per-request tracing spans unless asked for: they cost, and nothing else reads them.
     (served) => options.traced === true ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true),
     Layer.provide(apiLayer(options)),

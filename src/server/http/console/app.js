@@ -558,7 +558,7 @@ function IngestionsView({ ingestions, details, total }) {
   }
   if (ingestions.length === 0) return html`<p class="empty">No ingestions yet.</p>`
   return html`<table class="list" data-testid="ingestions">
-    <thead><tr><th>Status</th><th>Started</th><th>By</th><th>Received</th><th>Appended</th><th>Overwritten</th><th>Rejected</th><th>Duration</th><th>Id</th></tr></thead>
+    <thead><tr><th>Status</th><th>Started</th><th>By</th><th class="num">Received</th><th class="num">Appended</th><th class="num">Overwritten</th><th class="num">Rejected</th><th class="num">Duration</th><th>Id</th></tr></thead>
     <tbody>${
     ingestions.slice(0, pageSize).map((i) => {
       const d = details.get(i.id)
@@ -569,15 +569,15 @@ function IngestionsView({ ingestions, details, total }) {
         <td><span class=${`status ${i.status}`}>${i.status}</span></td>
         <td>${when(i.initiatedAt)}</td>
         <td>${i.initiatedBy?.name ?? "—"}</td>
-        <td>${count(n?.receivedRecordCount)}</td>
-        <td>${count(n?.appendedRecordCount)}</td>
-        <td>${count(n?.overwrittenRecordCount)}</td>
-        <td>${
+        <td class="num">${count(n?.receivedRecordCount)}</td>
+        <td class="num">${count(n?.appendedRecordCount)}</td>
+        <td class="num">${count(n?.overwrittenRecordCount)}</td>
+        <td class="num">${
         n?.rejectedRecordCount > 0
           ? html`<button type="button" class="link rejected" onClick=${() => toggle(i.id)} data-testid="rejected-toggle">${count(n.rejectedRecordCount)} ${open.has(i.id) ? "▾" : "▸"}</button>`
           : count(n?.rejectedRecordCount)
       }</td>
-        <td>${duration(i.duration)}</td>
+        <td class="num">${duration(i.duration)}</td>
         <td class="id">${i.id.slice(0, 8)}</td>
       </tr>
       ${

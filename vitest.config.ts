@@ -13,7 +13,8 @@ const serverSuites = [
   "test/server/ingest-route.test.ts",
   "test/server/hostile.test.ts",
   "test/client/pagination.test.ts",
-  "test/pipeline/pipeline.test.ts"
+  "test/pipeline/pipeline.test.ts",
+  "test/console/console.test.ts"
 ]
 
 export default defineConfig({

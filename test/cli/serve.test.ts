@@ -32,6 +32,19 @@ describe("tributary serve --port 0 --api-key KEY", () => {
     expect(server.output()).toContain("GET /v1/auth/validate-key -> 200")
   })
 
+  it("prints the web console's URL, which serves the console from the package with its CSP", async () => {
+    expect(server.output()).toContain(`console ${server.url}/console (sign in with an API key)`)
+    const page = await get(`${server.url}/console`)
+    expect(page.status).toBe(200)
+    expect(page.text).toContain("<title>tributary console</title>")
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'")
+    for (const asset of ["app.js", "console.css", "vendor/preact-htm.js"]) {
+      expect((await get(`${server.url}/console/${asset}`)).status, asset).toBe(200)
+    }
+    // A server without faults says none.
+    expect(page.headers.get("x-tributary-faults")).toBeNull()
+  })
+
   it("answers validate-key 200 with the key and 401 without, both with requestId", async () => {
     const valid = await get(`${server.url}/v1/auth/validate-key`, "test-key")
     expect(valid.status).toBe(200)

@@ -387,7 +387,11 @@ describe("tributary serve --faults (needs npm run build)", () => {
       const answer = await fetch(`${server.url}/v1/auth/validate-key`, { headers: { "x-api-key": "k" } })
       expect(answer.status).toBe(429)
       expect(answer.headers.get("retry-after")).toBe("3")
+      // Every answer tells the server's faults, injected ones too: how the web console shows them.
+      expect(answer.headers.get("x-tributary-faults")).toBe("429=1,retry-after=3")
       expect((await fetch(`${server.url}/openapi.json`)).status).toBe(200)
+      // The console's files are not API routes: no faults.
+      expect((await fetch(`${server.url}/console`)).status).toBe(200)
     } finally {
       await server.stop()
     }

@@ -436,7 +436,7 @@ function DataSourcePage({ id, profile, confirm }) {
       }
     })
   return html`<main>
-    <nav class="crumbs"><a href="#/">${profile.organization?.name ?? "Organization"}</a> › data source ${id}</nav>
+    <nav class="crumbs"><a href="#/">${profile.organization?.name ?? "Organization"}</a> › ${s?.name || `data source ${id}`}</nav>
     <${Problem} error=${source.error} profile=${profile} />
     ${
     s === undefined ? null : html`<div class="title-row">
@@ -698,6 +698,7 @@ function DatasetPage({ id, profile, confirm }) {
   }, [ingestions.data])
   // Rows are read again when what the dataset holds changes.
   const d = dataset.data
+  const source = useApi(d?.dataSourceId ? `/v2/data-sources/${d.dataSourceId}` : null)
   const rowsVersion = d === undefined ? 0 : `${d.rowCount}/${d.ingestionInfo?.initiatedAt}/${d.ingestionInfo?.status}/${bump}`
   const purge = () =>
     confirm({
@@ -723,8 +724,8 @@ function DatasetPage({ id, profile, confirm }) {
     })
   return html`<main>
     <nav class="crumbs"><a href="#/">${profile.organization?.name ?? "Organization"}</a> › ${
-    d?.dataSourceId ? html`<a href=${`#/data-sources/${d.dataSourceId}`}>data source ${d.dataSourceId}</a> › ` : ""
-  }dataset ${id}</nav>
+    d?.dataSourceId ? html`<a href=${`#/data-sources/${d.dataSourceId}`}>${source.data?.name || `data source ${d.dataSourceId}`}</a> › ` : ""
+  }${d?.name || `dataset ${id}`}</nav>
     <${Problem} error=${dataset.error} profile=${profile} />
     ${
     d === undefined ? null : html`<div class="title-row">

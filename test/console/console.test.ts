@@ -43,8 +43,8 @@ if (chromiumPath === undefined) {
 
 const shots = join(root, process.env["TRIBUTARY_SCREENSHOTS"] ?? "test-output/console")
 
-/** Polls `check` until it holds (15 s at most): what the console shows arrives by polling. */
-const until = async (what: string, check: () => Promise<boolean> | boolean, millis = 15_000) => {
+/** Polls `check` until it holds (30 s at most): what the console shows arrives by polling. */
+const until = async (what: string, check: () => Promise<boolean> | boolean, millis = 30_000) => {
   const deadline = Date.now() + millis
   for (;;) {
     if (await check()) return
@@ -53,7 +53,8 @@ const until = async (what: string, check: () => Promise<boolean> | boolean, mill
   }
 }
 
-describe.skipIf(chromiumPath === undefined)("the web console in Chromium", () => {
+// Generous bounds: a browser, a server and the rest of the suite share two loaded cores in CI.
+describe.skipIf(chromiumPath === undefined)("the web console in Chromium", { timeout: 120_000 }, () => {
   // `processing`: each ingestion stays pending a moment, so the console shows it arrive.
   const runtime = ManagedRuntime.make(serverLayer({ faults: { processingMs: { min: 300, max: 700 } } }))
   let url: string
@@ -178,7 +179,7 @@ describe.skipIf(chromiumPath === undefined)("the web console in Chromium", () =>
     await until("3 ingestions, all done", async () => {
       const rows = await page.locator("[data-testid=ingestions] tbody tr[data-ingestion]").allInnerTexts()
       return rows.length === 3 && rows.every((row) => row.startsWith("success"))
-    }, 30_000)
+    }, 60_000)
     const listed = await api(`/v2/datasets/${datasetId}/ingestions`)
     expect(listed.body.data.items.map((i: any) => i.status)).toEqual(["success", "success", "success"])
     await until("248 rows", async () => (await text("row-count")) === "248 rows")
@@ -190,7 +191,7 @@ describe.skipIf(chromiumPath === undefined)("the web console in Chromium", () =>
     })
     const ingestionId: string = accepted.body.data.ingestionId
     const row = page.locator(`tr[data-ingestion="${ingestionId}"]`)
-    await row.waitFor({ timeout: 10_000 })
+    await row.waitFor({ timeout: 30_000 })
     await until("the new ingestion done", async () => (await row.innerText()).startsWith("success"))
     expect(await row.innerText()).toMatch(/success\s+\S+ \S+ UTC\s+Eve\s+2\s+1\s+0\s+1/)
     await row.getByTestId("rejected-toggle").click()

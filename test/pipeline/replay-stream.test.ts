@@ -70,6 +70,28 @@ layer(serverLayer(), { excludeTestServices: true })("replay as a stream", (it) =
       )
     }))
 
+  it.effect("a file is read in chunks: characters across chunk ends whole, a cut-short last line left out, a line that is not a letter named", () =>
+    Effect.gen(function*() {
+      const many = Array.from({ length: 3000 }, (_, i) => letter("7", "r1", "0", i + 1, { id: `k${i}`, note: "日本語 ✓ é".repeat(i % 7) }))
+      const text = many.map((l) => DeadLetter.encodeLetter(l, "2026-11-26T00:00:00.000Z")).join("\n") + "\n"
+      expect(Buffer.byteLength(text)).toBeGreaterThan(4 * 64 * 1024)
+      const whole = join(dir, "whole.ndjson")
+      writeFileSync(whole, text + `{"v":2,"position":{"partition":"0","offset":9999}`)
+      const read = yield* Replay.readFile(whole)
+      expect(read.map((l) => l.record)).toEqual(many.map((l) => l.record))
+      // Runs on disk larger than a chunk, read back whole.
+      const sorted = yield* Effect.scoped(Effect.map(Replay.order(Replay.fileLetters(whole), {}, { sortBuffer: 1000 }), (ordered) => {
+        const out: Array<unknown> = []
+        for (let next = ordered.next(); next !== undefined; next = ordered.next()) out.push(next.record)
+        return out
+      }))
+      expect(sorted).toEqual(many.map((l) => l.record))
+      const bad = join(dir, "bad.ndjson")
+      writeFileSync(bad, text + "not a letter\n")
+      const failed = yield* Effect.flip(Replay.readFile(bad))
+      expect(failed.message).toContain("line 3001 is not a dead letter")
+    }))
+
   it.effect("a large file with a small sort buffer and maxPending: memory bounded, the reader never far ahead of what was sent, all stored once", () =>
     Effect.gen(function*() {
       const client = yield* clientFor("acme-admin")

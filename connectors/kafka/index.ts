@@ -23,7 +23,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { Chunk, Deferred, Effect, Either, Exit, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
+import { Chunk, Effect, Either, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
 import type { TributaryClientService } from "../../src/client/Client.js"
 import type { Progress } from "../../src/pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
@@ -324,52 +324,63 @@ export const deadLetterTopic = (topic: string): Effect.Effect<DeadLetterSink, ne
   }))
 
 /**
- * The dead letters a topic holds now (for `Replay.replay`): every partition read from its
- * start up to its end as it was when the read began, with a consumer group of its own that
- * commits nothing (the topic's own groups are left alone). A message that is not a letter
- * stops the read, naming topic, partition and offset.
+ * The dead letters a topic holds now (for `Replay.replay`), as a stream: every partition read
+ * from its start up to its end as it was when the read began, with a consumer group of its own
+ * that commits nothing (the topic's own groups are left alone). The consumer waits while 1,024
+ * letters are read and not taken (kafkajs fetches the next batch when a batch's handler
+ * returns). A message that is not a letter fails the stream, naming topic, partition and
+ * offset.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const deadLetterTopicLetters = (topic: string): Stream.Stream<Replay.StoredLetter, KafkaError | Replay.ReplayError, KafkaClient> =>
+  Stream.asyncScoped<Replay.StoredLetter, KafkaError | Replay.ReplayError, KafkaClient>((emit) =>
+    Effect.gen(function*() {
+      const client = yield* KafkaClient
+      const ends = yield* client.topicEnds(topic)
+      const remaining = new Map(ends.filter((end) => end.end > 0).map((end) => [end.partition, end.end]))
+      if (remaining.size === 0) return yield* Effect.promise(() => emit.end())
+      yield* client.consume({
+        groupId: `tributary-replay-${randomUUID()}`,
+        topics: [topic],
+        fromBeginning: true,
+        sessionTimeoutMillis: 10_000,
+        handlers: {
+          onBatch: async (batch) => {
+            const end = remaining.get(batch.partition)
+            if (end === undefined) return
+            for (const message of batch.messages) {
+              if (message.offset >= end) break
+              const letter = Replay.decodeLetter(message.value?.toString("utf8") ?? "")
+              if (Either.isLeft(letter)) {
+                const where = `topic ${topic} partition ${batch.partition} offset ${message.offset}`
+                remaining.clear()
+                await emit.fail(new Replay.ReplayError({ reason: `${where} is not a dead letter: ${letter.left}` }))
+                return
+              }
+              await emit.single(letter.right)
+            }
+            if (batch.messages.length > 0 && batch.messages[batch.messages.length - 1]!.offset >= end - 1) {
+              remaining.delete(batch.partition)
+              if (remaining.size === 0) await emit.end()
+            }
+          },
+          onRebalancing: () => {},
+          onAssigned: () => {},
+          onCrash: (error) => void emit.fail(error)
+        }
+      })
+    }), 1024)
+
+/**
+ * The dead letters a topic holds now, all of them (`deadLetterTopicLetters` collected).
  *
  * @since 0.3.0
  * @category constructors
  */
 export const readDeadLetterTopic = (topic: string): Effect.Effect<ReadonlyArray<Replay.StoredLetter>, KafkaError | Replay.ReplayError, KafkaClient> =>
-  Effect.scoped(Effect.gen(function*() {
-    const client = yield* KafkaClient
-    const ends = yield* client.topicEnds(topic)
-    const remaining = new Map(ends.filter((end) => end.end > 0).map((end) => [end.partition, end.end]))
-    const letters: Array<Replay.StoredLetter> = []
-    if (remaining.size === 0) return letters
-    const done = yield* Deferred.make<void, KafkaError | Replay.ReplayError>()
-    yield* client.consume({
-      groupId: `tributary-replay-${randomUUID()}`,
-      topics: [topic],
-      fromBeginning: true,
-      sessionTimeoutMillis: 10_000,
-      handlers: {
-        onBatch: async (batch) => {
-          const end = remaining.get(batch.partition)
-          if (end === undefined) return
-          for (const message of batch.messages) {
-            if (message.offset >= end) break
-            const letter = Replay.decodeLetter(message.value?.toString("utf8") ?? "")
-            if (Either.isLeft(letter)) {
-              const where = `topic ${topic} partition ${batch.partition} offset ${message.offset}`
-              Deferred.unsafeDone(done, Exit.fail(new Replay.ReplayError({ reason: `${where} is not a dead letter: ${letter.left}` })))
-              return
-            }
-            letters.push(letter.right)
-          }
-          if (batch.messages.length > 0 && batch.messages[batch.messages.length - 1]!.offset >= end - 1) remaining.delete(batch.partition)
-          if (remaining.size === 0) Deferred.unsafeDone(done, Exit.void)
-        },
-        onRebalancing: () => {},
-        onAssigned: () => {},
-        onCrash: (error) => void Deferred.unsafeDone(done, Exit.fail(error))
-      }
-    })
-    yield* Deferred.await(done)
-    return letters
-  }))
+  Effect.map(Stream.runCollect(deadLetterTopicLetters(topic)), Chunk.toReadonlyArray)
 
 /** Re-exported for sources that name partitions the Kafka way. @since 0.1.0 */
 export { parsePartitionName }

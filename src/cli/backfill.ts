@@ -12,6 +12,7 @@ import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { fetchSchema, type PipelineConfig, run, SchemaError, topReasons } from "../pipeline/run.js"
 import type { SchemaContract } from "../pipeline/SchemaContract.js"
 import { compareSchemas } from "../pipeline/Typed.js"
+import { PipelineMetrics } from "../telemetry/index.js"
 import type { backfillOptions } from "./commands.js"
 import { UsageError } from "./errors.js"
 import { interruptedExitCode, storedText, summaryJson } from "./ingest.js"
@@ -45,6 +46,12 @@ export interface BackfillOptions {
   readonly display?: boolean | undefined
   /** Where dead letters go instead of `deadLetterPath`. */
   readonly deadLetters?: DeadLetter.DeadLetterSink | undefined
+  /**
+   * Whether the run's events feed the Effect metrics (`PipelineMetrics`, exported over OTLP
+   * with `--otlp-endpoint`), labelled with the dataset once it is known (created or bound);
+   * the plain API records its own.
+   */
+  readonly metrics?: boolean | undefined
 }
 
 /**
@@ -165,6 +172,7 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       if (boundTo !== datasetId) return yield* refuse(boundTo)
     }
     const display = progressDisplay({ stream: process.stderr, done: backfillDone(source.remaining), describe: describeBackfill })
+    const metrics = options.metrics === true ? PipelineMetrics.recorder({ dataset: datasetId!, source: source.name }) : undefined
     const progress = yield* run(client, {
       source,
       destination: { datasetId: datasetId! },
@@ -175,7 +183,10 @@ export const backfill = (client: TributaryClientService, options: BackfillOption
       maxDeadLetters: options.maxDeadLetters,
       schema,
       onEvent: (event) =>
-        Effect.zipRight(options.onEvent?.(event) ?? Effect.void, options.display === false ? Effect.void : display(event)),
+        Effect.zipRight(
+          Effect.zipRight(metrics?.(event) ?? Effect.void, options.onEvent?.(event) ?? Effect.void),
+          options.display === false ? Effect.void : display(event)
+        ),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(Effect.ensuring(Effect.zipRight(endProgress(process.stderr), source.release)))
     yield* source.ensureFinished
@@ -219,6 +230,7 @@ export const main = (options: Values<typeof backfillOptions>) =>
     const metrics = yield* metricsFor(options.metricsPort)
     const progress = yield* backfill(client, {
       onEvent: metrics.onEvent,
+      metrics: true,
       source: {
         relation,
         key: options.key.split(",").map((k) => k.trim()).filter((k) => k !== ""),

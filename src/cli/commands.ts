@@ -563,6 +563,7 @@ export const replayOptions = {
   checkpoint: optional(text("checkpoint", "FILE", "The replay's checkpoint, to resume it after a crash"), "FILE.replay.checkpoint.json"),
   restart,
   concurrency,
+  maxPending: maxPending(deliveryDefaults.maxPending),
   retries
 }
 
@@ -583,7 +584,7 @@ export const replayCommand = command({
     { title: "INPUT", keys: ["fromTopic", "brokers", "dataset", "apiUrl", "apiKey"] },
     { title: "FILTERS", keys: ["reason", "stage", "field", "partition", "from", "to"] },
     { title: "FIXES", keys: ["set", "rename", "drop", "dryRun"] },
-    { title: "STATE AND DELIVERY", keys: ["deadLetter", "checkpoint", "restart", "concurrency", "retries"] }
+    { title: "STATE AND DELIVERY", keys: ["deadLetter", "checkpoint", "restart", "concurrency", "maxPending", "retries"] }
   ],
   examples: [
     { what: "count what a file's letters would send, by reason", command: "tributary replay orders.ndjson.dead-letters.ndjson --dry-run" },

@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
-import { Console, Effect, Option, Redacted } from "effect"
+import { Console, Effect, Option, Redacted, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import { TributaryClient } from "../client/Client.js"
 import * as Checkpoint from "../pipeline/Checkpoint.js"
@@ -105,27 +105,24 @@ export const main = (options: Values<typeof replayOptions>) =>
       ...options.set.map((text) => Replay.set(...Option.getOrThrow(parseSet(text)))),
       ...options.drop.map((column) => Replay.drop(column))
     ]
+    // Read as a stream, once per use (a dry run or the replay): the topic's reader is made when it is read.
     const letters = options.fromTopic === undefined
-      ? yield* Replay.readFile(options.input!)
-      : yield* Effect.scoped(Effect.flatMap(
+      ? Replay.fileLetters(options.input!)
+      : Stream.unwrapScoped(Effect.map(
         Kafka.makeClient({ brokers: list([options.brokers!]), clientId: "tributary-replay" }),
-        (client) => Effect.provideService(Kafka.readDeadLetterTopic(options.fromTopic!), Kafka.KafkaClient, client)
+        (client) => Stream.provideService(Kafka.deadLetterTopicLetters(options.fromTopic!), Kafka.KafkaClient, client)
       ))
+    const nothing = (read: number) => Console.log(`nothing to replay: ${read} ${read === 1 ? "letter" : "letters"} read, none selected`)
 
-    const groups = Replay.plan(letters, filter)
-    if (groups.length === 0) {
-      yield* Console.log(`nothing to replay: ${letters.length} ${letters.length === 1 ? "letter" : "letters"} read, none selected`)
-      return
-    }
     if (options.dryRun) {
-      const counts = Replay.countByReason(groups)
-      const total = counts.reduce((sum, [, n]) => sum + n, 0)
-      const datasets = [...new Set(groups.flatMap((group) => group.letters.map((letter) => letter.dataset ?? "?")))]
+      const survey = yield* Replay.survey(letters, filter)
+      const total = survey.counts.reduce((sum, [, n]) => sum + n, 0)
+      if (total === 0) return yield* nothing(survey.read)
       yield* Console.log(
         [
-          `would replay ${total} of ${letters.length} ${letters.length === 1 ? "letter" : "letters"} ` +
-          `into dataset ${options.dataset ?? (datasets.join(", ") || "?")}`,
-          ...counts.map(([reason, n]) => `  ${reason}: ${n}`)
+          `would replay ${total} of ${survey.read} ${survey.read === 1 ? "letter" : "letters"} ` +
+          `into dataset ${options.dataset ?? (survey.datasets.map((d) => d ?? "?").join(", ") || "?")}`,
+          ...survey.counts.map(([reason, n]) => `  ${reason}: ${n}`)
         ].join("\n")
       )
       return
@@ -136,8 +133,10 @@ export const main = (options: Values<typeof replayOptions>) =>
       .update(JSON.stringify([filter, options.rename, options.set, options.drop]))
       .digest("hex")
       .slice(0, 12)
+    let reading: Replay.Reading = { read: 0, selected: 0, held: 0, taken: 0 }
     const progress = yield* Replay.replay(client, {
       letters,
+      onReading: (now) => (reading = now),
       description: options.fromTopic !== undefined ? `dead-letter topic ${options.fromTopic}` : `dead-letter file ${resolve(name)}`,
       fingerprint: `filter and fix ${fingerprint}`,
       filter,
@@ -146,6 +145,7 @@ export const main = (options: Values<typeof replayOptions>) =>
       checkpoint: yield* Checkpoint.file(paths.checkpoint, { restart: options.restart }),
       deadLetters: yield* DeadLetter.ndjsonFile(paths.deadLetters),
       concurrency: options.concurrency,
+      maxPending: { batches: options.maxPending },
       onEvent: progressDisplay({ stream: process.stderr }),
       progressInterval: process.stderr.isTTY ? "200 millis" : "1 second"
     }).pipe(
@@ -157,6 +157,7 @@ export const main = (options: Values<typeof replayOptions>) =>
         )
       )
     )
+    if (reading.selected === 0) return yield* nothing(reading.read)
     yield* Console.log(summarizeReplay(progress, paths.deadLetters))
   }).pipe(
     Effect.provide(TributaryClient.layer({

@@ -7,6 +7,11 @@
  * and the plan (`plan`: twins written twice after a crash counted once, letters grouped by
  * where they came from, in their original order). `replay` drives them.
  *
+ * The letters are read as a stream (`fileLetters`, or a topic's) and put in that order by an
+ * external sort (`internal/externalSort.ts`): at most `sortBuffer` letters are held while
+ * reading, more are sorted in runs on disk and merged, and the run pulls the merged letters
+ * one by one as it has room for them, so a replay's memory does not grow with its letters.
+ *
  * Why the keys cannot go wrong: the letters of one original source, run and partition are one
  * partition of the replay, their offsets the original offsets, and its run identity the
  * original run's. A batch's idempotency key is then a function of the letters it holds (where
@@ -18,13 +23,14 @@
  *
  * @since 0.3.0
  */
-import { readFile as readText } from "node:fs/promises"
-import { Data, Effect, Either, Stream } from "effect"
+import { closeSync, openSync, readSync } from "node:fs"
+import { Chunk, Data, Effect, Either, Option, type Scope, Stream } from "effect"
 import type { TributaryClientService } from "../client/Client.js"
 import type { CheckpointStore, RunRecord } from "./Checkpoint.js"
 import type { DeadLetterSink } from "./DeadLetter.js"
 import type { Destination } from "./deliver.js"
-import type { Progress } from "./events.js"
+import { emptyProgress, type Progress } from "./events.js"
+import { makeSorter } from "./internal/externalSort.js"
 import { type PipelineConfig, type PipelineError, run } from "./run.js"
 import type { Assignment, PartitionedSource, SourceEvent } from "./Source.js"
 import { comparePositions, type DeadLetter, type Element, type Position, type Problem } from "./vocabulary.js"
@@ -305,11 +311,15 @@ export const sourceName = "replay"
  * @since 0.3.0
  * @category models
  */
-export interface ReplayOptions<E2 = never, R2 = never> extends
+export interface ReplayOptions<E2 = never, R2 = never, EL = never> extends
   Omit<PipelineConfig<never, never, E2, R2>, "source" | "destination" | "checkpoint" | "batch" | "deadLetters">
 {
-  /** The letters to replay, as read. */
-  readonly letters: Iterable<StoredLetter>
+  /** The letters to replay, as read: a list, or a stream (`fileLetters`, a topic's), read once. */
+  readonly letters: Iterable<StoredLetter> | Stream.Stream<StoredLetter, EL>
+  /** Letters held in memory at most while they are put in order (default 10,000); more are sorted on disk. */
+  readonly sortBuffer?: number | undefined
+  /** Told how the reading goes, at each letter read and each letter handed to the run. */
+  readonly onReading?: ((reading: Reading) => void) | undefined
   /** What the letters are, in words (the checkpoint remembers it: a resume over other letters is refused). */
   readonly description: string
   readonly filter?: Filter | undefined
@@ -327,20 +337,164 @@ export interface ReplayOptions<E2 = never, R2 = never> extends
 }
 
 /**
+ * How a replay's reading goes: letters read, those the filter took, those held in memory now
+ * (by the sort while reading, by the merge after), and those handed to the run. A replay
+ * reads every letter before it sends one (they must be in order), then hands them to the run
+ * only as fast as the run takes them: `taken` stays within the run's bounds (`maxPending`,
+ * `concurrency`) of what it sent.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Reading {
+  readonly read: number
+  readonly selected: number
+  readonly held: number
+  readonly taken: number
+}
+
+/**
+ * The letters a filter took, in order, read once: `next` answers them one by one, grouped by
+ * origin, each group in original order, twins counted once (the later).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Ordered {
+  /** Letters read, and those the filter took (twins counted each time). */
+  readonly read: number
+  readonly selected: number
+  /** The origins, by name, with what their first letter says of them. */
+  readonly groups: ReadonlyArray<Omit<Group, "letters">>
+  /** The datasets the letters name (undefined: a letter names none). */
+  readonly datasets: ReadonlySet<string | undefined>
+  readonly next: () => StoredLetter | undefined
+  /** Letters held in memory now. */
+  readonly held: () => number
+}
+
+interface Named {
+  readonly name: string
+  readonly letter: StoredLetter
+}
+
+const compareNamed = (a: Named, b: Named) =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : comparePositions(a.letter.position, b.letter.position)
+
+/**
+ * Reads `letters`, keeps those `filter` takes, and puts them in order with at most
+ * `sortBuffer` in memory (the rest in runs on disk, removed when the scope closes).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const order = <EL>(
+  letters: Iterable<StoredLetter> | Stream.Stream<StoredLetter, EL>,
+  filter: Filter = {},
+  options: { readonly sortBuffer?: number | undefined; readonly onRead?: ((read: number, selected: number, held: number) => void) | undefined } = {}
+): Effect.Effect<Ordered, EL, Scope.Scope> =>
+  Effect.gen(function*() {
+    const take = matches(filter)
+    const sorter = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        makeSorter<Named>({
+          compare: compareNamed,
+          encode: (item) => JSON.stringify(item),
+          decode: (line) => JSON.parse(line) as Named,
+          bufferSize: options.sortBuffer
+        })
+      ),
+      (sorter) => Effect.sync(sorter.close)
+    )
+    const groups = new Map<string, Omit<Group, "letters">>()
+    const datasets = new Set<string | undefined>()
+    let read = 0
+    let selected = 0
+    const add = (letter: StoredLetter) => {
+      read++
+      if (take(letter)) {
+        selected++
+        const name = groupName(letter)
+        if (!groups.has(name)) groups.set(name, { name, source: letter.source, run: letter.run, partition: letter.position.partition })
+        datasets.add(letter.dataset)
+        sorter.add({ name, letter })
+      }
+      options.onRead?.(read, selected, sorter.held())
+    }
+    if (Stream.StreamTypeId in letters) {
+      yield* Stream.runForEach(letters, (letter) => Effect.sync(() => add(letter)))
+    } else {
+      for (const letter of letters) add(letter)
+    }
+    const merged = sorter.finish()
+    let following = merged.next()
+    return {
+      read,
+      selected,
+      groups: [...groups.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      datasets,
+      // Twins are next to each other once in order, the later last: the last of a run of them is kept.
+      next: () => {
+        if (following === undefined) return undefined
+        let current = following
+        for (;;) {
+          following = merged.next()
+          if (following === undefined || compareNamed(following, current) !== 0) return current.letter
+          current = following
+        }
+      },
+      held: () => merged.held() + (following === undefined ? 0 : 1)
+    }
+  })
+
+/**
+ * What a replay would send, counted by reason (what `--dry-run` prints), with the letters
+ * read and the datasets they name; read as a replay reads them.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const survey = <EL>(
+  letters: Iterable<StoredLetter> | Stream.Stream<StoredLetter, EL>,
+  filter: Filter = {},
+  options: { readonly sortBuffer?: number | undefined } = {}
+): Effect.Effect<{ readonly read: number; readonly counts: ReadonlyArray<readonly [string, number]>; readonly datasets: ReadonlyArray<string | undefined> }, EL> =>
+  Effect.scoped(Effect.map(order(letters, filter, options), (ordered) => {
+    const counts = new Map<string, number>()
+    for (let letter = ordered.next(); letter !== undefined; letter = ordered.next()) {
+      counts.set(reasonOf(letter), (counts.get(reasonOf(letter)) ?? 0) + 1)
+    }
+    return {
+      read: ordered.read,
+      counts: [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+      datasets: [...ordered.datasets]
+    }
+  }))
+
+/**
  * Replays dead letters into their dataset and answers the run's progress. Letters that fail
  * again (their record is still not valid, the service refuses it) go to `deadLetters` with
  * their original position, source and run, so a later replay of those keys them as before.
+ * When the filter takes no letter, nothing is sent and the progress is empty (`onReading`
+ * tells how many were read).
  *
  * @since 0.3.0
  * @category running
  */
-export const replay = <E2 = never, R2 = never>(
+export const replay = <E2 = never, R2 = never, EL = never>(
   client: TributaryClientService,
-  options: ReplayOptions<E2, R2>
-): Effect.Effect<Progress, E2 | PipelineError | ReplayError, R2> =>
-  Effect.gen(function*() {
-    const groups = plan(options.letters, options.filter)
-    const destination = options.destination ?? (yield* destinationOf(groups))
+  options: ReplayOptions<E2, R2, EL>
+): Effect.Effect<Progress, E2 | EL | PipelineError | ReplayError, R2> =>
+  Effect.scoped(Effect.gen(function*() {
+    let taken = 0
+    const tell = options.onReading
+    const ordered = yield* order(options.letters, options.filter, {
+      sortBuffer: options.sortBuffer,
+      onRead: tell === undefined ? undefined : (read, selected, held) => tell({ read, selected, held, taken })
+    })
+    if (ordered.selected === 0) return emptyProgress(Date.now())
+    const { groups } = ordered
+    const destination = options.destination ?? (yield* destinationOf(ordered.datasets))
     const identity = {
       name: sourceName,
       description: `${options.description}${options.fingerprint === undefined ? "" : ` (${options.fingerprint})`}`
@@ -365,6 +519,23 @@ export const replay = <E2 = never, R2 = never>(
     }
     const origins = new Map(groups.map((group) => [group.name, group]))
     const transform = options.transform ?? ((record) => record)
+    // The next letters not committed yet, as elements, a few at a time: pulled as the run takes them.
+    const pullChunk = Effect.sync(() => {
+      const out: Array<SourceEvent> = []
+      while (out.length < 64) {
+        const letter = ordered.next()
+        if (letter === undefined) break
+        const name = groupName(letter)
+        const committed = loaded.positions[name]
+        if (committed !== undefined && comparePositions(letter.position, committed) <= 0) continue
+        // A letter that fails before it is sent again is a dead letter element, as typed stages make
+        // (`run` takes those from any stage before validation).
+        out.push(elementOf(name, letter, transform) as SourceEvent)
+      }
+      taken += out.length
+      if (tell !== undefined && out.length > 0) tell({ read: ordered.read, selected: ordered.selected, held: ordered.held(), taken })
+      return out
+    })
     const source: PartitionedSource<never, never> = {
       _tag: "PartitionedSource",
       name: sourceName,
@@ -383,17 +554,8 @@ export const replay = <E2 = never, R2 = never>(
         }
         return Stream.concat(
           Stream.succeed(assigned),
-          Stream.fromIterable(groups).pipe(
-            Stream.flatMap((group) => {
-              const committed = loaded.positions[group.name]
-              const todo = committed === undefined
-                ? group.letters
-                : group.letters.filter((letter) => comparePositions(letter.position, committed) > 0)
-              // A letter that fails before it is sent again is a dead letter element, as typed stages make
-              // (`run` takes those from any stage before validation).
-              return Stream.fromIterable(todo.map((letter) => elementOf(group.name, letter, transform) as SourceEvent))
-            })
-          )
+          Stream.repeatEffectChunkOption(Effect.flatMap(pullChunk, (out) =>
+            out.length === 0 ? Effect.fail(Option.none()) : Effect.succeed(Chunk.unsafeFromArray(out))))
         )
       })
     }
@@ -405,7 +567,7 @@ export const replay = <E2 = never, R2 = never>(
       batch: { ...options.batch, linger: "1 days" },
       deadLetters: { write: (letters) => options.deadLetters.write(letters.map((letter) => asOriginal(letter, origins))) }
     })
-  })
+  }))
 
 /** A letter as an element of the replay: its record, fixed, at its original place; or a dead letter again. */
 const elementOf = (partition: string, letter: StoredLetter, transform: Transform): Element => {
@@ -433,16 +595,14 @@ const elementOf = (partition: string, letter: StoredLetter, transform: Transform
 }
 
 /** A letter of the replay with its original partition, source and run (for a later replay). */
-const asOriginal = (letter: DeadLetter, origins: ReadonlyMap<string, Group>): DeadLetter => {
+const asOriginal = (letter: DeadLetter, origins: ReadonlyMap<string, Omit<Group, "letters">>): DeadLetter => {
   const group = origins.get(letter.position.partition)
   if (group === undefined) return letter
   return { ...letter, position: { ...letter.position, partition: group.partition }, source: group.source, run: group.run }
 }
 
 /** The dataset every letter names. */
-const destinationOf = (groups: ReadonlyArray<Group>): Effect.Effect<Destination, ReplayError> => {
-  const datasets = new Set<string | undefined>()
-  for (const group of groups) for (const letter of group.letters) datasets.add(letter.dataset)
+const destinationOf = (datasets: ReadonlySet<string | undefined>): Effect.Effect<Destination, ReplayError> => {
   if (datasets.size === 1) {
     const [only] = datasets
     if (only !== undefined) return Effect.succeed({ datasetId: only })
@@ -459,31 +619,62 @@ const destinationOf = (groups: ReadonlyArray<Group>): Effect.Effect<Destination,
 }
 
 /**
- * The letters of a dead-letter file. A line that is not a letter stops the read, naming it,
- * except a last line without its line end (an append cut short by a crash: the run that wrote
- * it writes the letter again when it resumes), which is left out.
+ * The letters of a dead-letter file, read as a stream (64 KiB at a time). A line that is not a
+ * letter fails the stream, naming it, except a last line without its line end (an append cut
+ * short by a crash: the run that wrote it writes the letter again when it resumes), which is
+ * left out.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const fileLetters = (path: string): Stream.Stream<StoredLetter, ReplayError> =>
+  Stream.unwrapScoped(Effect.map(
+    Effect.acquireRelease(
+      Effect.try({
+        try: () => openSync(path, "r"),
+        catch: (cause) => new ReplayError({ reason: `cannot read dead letters from ${path}: ${String(cause)}` })
+      }),
+      (fd) => Effect.sync(() => closeSync(fd))
+    ),
+    (fd) => {
+      const chunk = Buffer.alloc(64 * 1024)
+      let rest = Buffer.alloc(0)
+      let line = 0
+      return Stream.repeatEffectChunkOption(Effect.suspend((): Effect.Effect<Chunk.Chunk<StoredLetter>, Option.Option<ReplayError>> => {
+        for (;;) {
+          let n: number
+          try {
+            n = readSync(fd, chunk, 0, chunk.length, null)
+          } catch (cause) {
+            return Effect.fail(Option.some(new ReplayError({ reason: `cannot read dead letters from ${path}: ${String(cause)}` })))
+          }
+          // The end; what follows the last line end is a cut-short append.
+          if (n === 0) return Effect.fail(Option.none())
+          const bytes = rest.length === 0 ? chunk.subarray(0, n) : Buffer.concat([rest, chunk.subarray(0, n)])
+          const end = bytes.lastIndexOf(10)
+          rest = Buffer.from(bytes.subarray(end + 1))
+          if (end < 0) continue
+          const letters: Array<StoredLetter> = []
+          for (const text of bytes.toString("utf8", 0, end).split("\n")) {
+            line++
+            if (text.trim() === "") continue
+            const letter = decodeLetter(text)
+            if (Either.isLeft(letter)) {
+              return Effect.fail(Option.some(new ReplayError({ reason: `${path} line ${line} is not a dead letter: ${letter.left}` })))
+            }
+            letters.push(letter.right)
+          }
+          if (letters.length > 0) return Effect.succeed(Chunk.unsafeFromArray(letters))
+        }
+      }))
+    }
+  ))
+
+/**
+ * The letters of a dead-letter file, all of them (`fileLetters` collected).
  *
  * @since 0.3.0
  * @category constructors
  */
 export const readFile = (path: string): Effect.Effect<ReadonlyArray<StoredLetter>, ReplayError> =>
-  Effect.flatMap(
-    Effect.tryPromise({
-      try: () => readText(path, "utf8"),
-      catch: (cause) => new ReplayError({ reason: `cannot read dead letters from ${path}: ${String(cause)}` })
-    }),
-    (text) => {
-      const lines = text.split("\n")
-      // The part after the last line end: empty for a whole file, a cut-short append otherwise.
-      lines.pop()
-      const letters: Array<StoredLetter> = []
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i]!
-        if (line.trim() === "") continue
-        const letter = decodeLetter(line)
-        if (Either.isLeft(letter)) return Effect.fail(new ReplayError({ reason: `${path} line ${i + 1} is not a dead letter: ${letter.left}` }))
-        letters.push(letter.right)
-      }
-      return Effect.succeed(letters)
-    }
-  )
+  Effect.map(Stream.runCollect(fileLetters(path)), Chunk.toReadonlyArray)

@@ -70,6 +70,8 @@ export interface DeliveryOptions {
   readonly sourceName: string
   /** First and longest wait between polls of the pending ingestions. */
   readonly poll?: { readonly initial: Duration.DurationInput; readonly max: Duration.DurationInput } | undefined
+  /** Whether the polls are spans linked to the batches they poll for (when the client traces). */
+  readonly traced?: boolean | undefined
 }
 
 /**
@@ -162,7 +164,7 @@ export const makeDelivery = (
   Effect.gen(function*() {
     const { destination } = options
     const wire = ingestWire(destination.api ?? "v2", destination.datasetId)
-    const tracker = yield* makeTracker({ exchanges: options.exchanges, wire, poll: options.poll ?? defaultPoll })
+    const tracker = yield* makeTracker({ exchanges: options.exchanges, wire, poll: options.poll ?? defaultPoll, traced: options.traced })
     const post = makePost({
       exchanges: options.postExchanges ?? options.exchanges,
       wire,

@@ -558,6 +558,7 @@ const makeRunDelivery = (
     sourceName,
     runOf,
     poll,
+    traced: client.traced,
     exchanges: outages.watch(client.exchanges),
     postExchanges: outages.watch(Option.match(client.attempts, {
       // Traced requests retry inside the platform client: the limit then times whole sequences.

@@ -12,53 +12,11 @@ import { Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createClient } from "../../src/plain/index.js"
 import * as Telemetry from "../../src/telemetry/index.js"
+import { attribute, receiver, type Span } from "../support/otlp.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
 
-interface Span {
-  readonly traceId: string
-  readonly spanId: string
-  readonly parentSpanId?: string
-  readonly name: string
-  readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }>
-  readonly events?: ReadonlyArray<{ readonly name: string; readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }> }>
-}
-
-/** An OTLP/HTTP (JSON) receiver: what arrived, per signal. */
-const receiver = async () => {
-  const spans: Array<Span & { readonly service: string }> = []
-  const metrics: Array<string> = []
-  const server = createServer((req, res) => {
-    let body = ""
-    req.setEncoding("utf8")
-    req.on("data", (chunk) => (body += chunk))
-    req.on("end", () => {
-      const payload = JSON.parse(body)
-      if (req.url === "/v1/traces") {
-        for (const resource of payload.resourceSpans ?? []) {
-          const service = resource.resource.attributes.find((a: any) => a.key === "service.name")?.value.stringValue
-          for (const scope of resource.scopeSpans ?? []) for (const span of scope.spans ?? []) spans.push({ ...span, service })
-        }
-      }
-      if (req.url === "/v1/metrics") {
-        for (const resource of payload.resourceMetrics ?? []) {
-          for (const scope of resource.scopeMetrics ?? []) for (const metric of scope.metrics ?? []) metrics.push(metric.name)
-        }
-      }
-      res.writeHead(200, { "content-type": "application/json" })
-      res.end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, metrics, close: () => server.close() }
-}
-
-const attribute = (span: { readonly attributes: Span["attributes"] }, key: string) => {
-  const value = span.attributes.find((a) => a.key === key)?.value
-  return value === undefined ? undefined : Object.values(value)[0]
-}
-
 /** The span tree of a trace as text (for the README: `TRIBUTARY_PRINT_TRACE=1`). */
-const printTree = (spans: ReadonlyArray<Span & { readonly service: string }>) => {
+const printTree = (spans: ReadonlyArray<Span>) => {
   const lines: Array<string> = []
   const walk = (parent: string | undefined, depth: number) => {
     for (const span of spans.filter((s) => (s.parentSpanId || undefined) === parent || (depth === 0 && !spans.some((p) => p.spanId === s.parentSpanId) && parent === undefined))) {
@@ -162,5 +120,55 @@ describe("OpenTelemetry over OTLP/HTTP (a real receiver on loopback)", () => {
 
     if (process.env["TRIBUTARY_PRINT_TRACE"] !== undefined) printTree(otlp.spans.filter((span) => span.traceId === batch.traceId))
     expect(otlp.metrics).toEqual(expect.arrayContaining(["tributary.records.read", "tributary.records.stored", "tributary.records.dead_lettered"]))
+  }, 60_000)
+})
+
+describe("tracking polls (a real receiver on loopback)", () => {
+  it("each poll is a span linked to the batch spans whose ingestions it polled, each batch's end on exactly one link", async () => {
+    const polls = await receiver()
+    const quiet = ManagedRuntime.make(serverLayer({}))
+    const tributary = createClient({
+      baseUrl: await quiet.runPromise(ServerUrl),
+      apiKey: "acme-admin",
+      telemetry: { endpoint: polls.url, serviceName: "polled-job", exportInterval: "100 millis" }
+    })
+    try {
+      const source = await tributary.v2.v2DataSources.create({ payload: { name: "polled" } })
+      const dataset = await tributary.v2.v2Datasets.create({
+        payload: { name: "polled", dataSourceId: source.data.id, schema: [{ id: "id", dataType: "string" }], primaryKey: ["id"] }
+      })
+      const progress = await tributary.ingest({
+        dataset: dataset.data.id,
+        from: Array.from({ length: 60 }, (_, i) => ({ id: `r${i}` })),
+        batch: { max: 10 },
+        concurrency: 3
+      })
+      expect(progress.accepted).toBe(60)
+    } finally {
+      await tributary.close()
+      await quiet.dispose()
+      polls.close()
+    }
+    const batches = polls.spans.filter((span) => span.name === "tributary.batch")
+    expect(batches).toHaveLength(6)
+    const pollSpans = polls.spans.filter((span) => span.name === "tributary.poll")
+    expect(pollSpans.length).toBeGreaterThan(0)
+    // Every link names a batch span by trace and span id, and that batch's ingestion.
+    const links = pollSpans.flatMap((poll) => (poll.links ?? []).map((link) => ({ poll, link })))
+    for (const { link } of links) {
+      const batch = batches.find((span) => span.traceId === link.traceId && span.spanId === link.spanId)
+      expect(batch, `a link to ${link.traceId}/${link.spanId}`).toBeDefined()
+      expect(String(attribute(batch!, "tributary.ingestion_ids")).split(",")).toContain(attribute(link, "tributary.ingestion_id"))
+    }
+    // Each batch was followed by the poller, and one poll saw its ingestion end.
+    for (const batch of batches) {
+      const own = links.filter(({ link }) => link.spanId === batch.spanId)
+      expect(own.length, batch.spanId).toBeGreaterThan(0)
+      expect(own.filter(({ link }) => attribute(link, "tributary.ended") === true)).toHaveLength(1)
+    }
+    // The poll's requests are its children.
+    const children = polls.spans.filter((span) => pollSpans.some((poll) => span.parentSpanId === poll.spanId))
+    expect(children.length).toBeGreaterThan(0)
+    expect(children.every((span) => span.name.startsWith("http.client GET"))).toBe(true)
   }, 60_000)
 })

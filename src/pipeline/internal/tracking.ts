@@ -11,10 +11,15 @@
  * requests in flight. With the list the cost is one detail an ingestion plus one list read a
  * round for all of them; the round's interval shrinks back to `initial` whenever one ended.
  *
+ * Traced (`traced`), each round is a `tributary.poll` span with a link to the span of every
+ * batch whose ingestion it learnt about (`tributary.ingestion_id`, `tributary.ended` on the
+ * link): one poll serves many batches, so it cannot be the child of any one of them. Each
+ * entry keeps the span it was tracked from for that; untraced, none is looked up or kept.
+ *
  * @since 0.2.0
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Exit, FiberId, type Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, FiberId, Option, type Scope, type Tracer } from "effect"
 import type { Exchanges } from "../../client/transport.js"
 import type { Detail, IngestWire } from "./ingestWire.js"
 
@@ -49,6 +54,8 @@ export interface TrackerOptions {
   readonly poll: { readonly initial: Duration.DurationInput; readonly max: Duration.DurationInput }
   /** Details read at once. */
   readonly detailConcurrency?: number | undefined
+  /** Whether each round is a span linked to the spans of the batches it polled for. */
+  readonly traced?: boolean | undefined
 }
 
 interface Entry {
@@ -60,6 +67,8 @@ interface Entry {
   readonly arrivedAt: number
   /** When a list last showed it pending. */
   shownAt: number
+  /** The span it was tracked from (its batch's), when traced. */
+  readonly span: Tracer.AnySpan | undefined
 }
 
 /**
@@ -137,8 +146,11 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
       return { ended, shown }
     })
 
-    /** One round: the list when it is due, then the details due; answers how many ended. */
-    const round = (now: number): Effect.Effect<number> =>
+    /**
+     * One round: the list when it is due, then the details due; answers how many ended. What
+     * it learnt of each entry goes to `polled` (true: it ended) when the round is traced.
+     */
+    const round = (now: number, polled?: Map<Entry, boolean>): Effect.Effect<number> =>
       Effect.gen(function*() {
         const toRead = new Set<Entry>()
         if (lists && now >= listAt) {
@@ -148,7 +160,10 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
           } else {
             listedAt = now
             for (const entry of found.ended) toRead.add(entry)
-            for (const entry of found.shown) entry.shownAt = now
+            for (const entry of found.shown) {
+              entry.shownAt = now
+              polled?.set(entry, false)
+            }
           }
         }
         for (const entry of entries.values()) {
@@ -158,9 +173,36 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
           if (entry.nextAt <= now) toRead.add(entry)
         }
         if (toRead.size === 0) return 0
-        const ended = yield* Effect.forEach(toRead, (entry) => readDetail(entry, now), { concurrency: options.detailConcurrency ?? 8 })
+        const ended = yield* Effect.forEach(toRead, (entry) =>
+          polled === undefined ? readDetail(entry, now) : Effect.tap(readDetail(entry, now), (done) => {
+            polled.set(entry, done)
+          }), { concurrency: options.detailConcurrency ?? 8 })
         return ended.filter(Boolean).length
       })
+
+    /** A round as a span, linked to the batches it polled for. */
+    const tracedRound = (now: number): Effect.Effect<number> => {
+      const polled = new Map<Entry, boolean>()
+      return Effect.withSpan(
+        Effect.flatMap(round(now, polled), (ended) =>
+          Effect.map(Effect.currentSpan.pipe(Effect.option), (span) => {
+            if (Option.isSome(span)) {
+              span.value.attribute("tributary.polled", polled.size)
+              span.value.attribute("tributary.ended", ended)
+              span.value.addLinks([...polled].flatMap(([entry, done]) =>
+                entry.span === undefined ? [] : [{
+                  _tag: "SpanLink" as const,
+                  span: entry.span,
+                  attributes: { "tributary.ingestion_id": entry.id, "tributary.ended": done }
+                }]
+              ))
+            }
+            return ended
+          })),
+        "tributary.poll",
+        { kind: "client", attributes: { "tributary.pending": entries.size } }
+      )
+    }
 
     /** When the next read is due. */
     const nextDue = () => {
@@ -191,7 +233,7 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
           continue
         }
         const listed = lists && now >= listAt
-        const ended = yield* round(now)
+        const ended = yield* (options.traced === true ? tracedRound(now) : round(now))
         if (listed) {
           listWait = ended > 0 ? initial : Math.min(max, Math.ceil(listWait * 1.5))
           listAt = (yield* Clock.currentTimeMillis) + listWait
@@ -200,8 +242,8 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     })
     yield* Effect.forkScoped(poller)
 
-    return {
-      track: (ingestionId) =>
+    /** Follows an ingestion; `span`: the span of the batch it belongs to (traced only). */
+    const follow = (ingestionId: string, span: Tracer.AnySpan | undefined) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           let entry = entries.get(ingestionId)
           if (entry === undefined) {
@@ -212,13 +254,19 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
               nextAt: now + initial,
               wait: initial,
               arrivedAt: now,
-              shownAt: -1
+              shownAt: -1,
+              span
             }
             entries.set(ingestionId, entry)
             if (wake) Deferred.unsafeDone(arrived, Exit.void)
           }
           return Deferred.await(entry.done)
-        }),
+        })
+
+    return {
+      track: options.traced === true
+        ? (ingestionId) => Effect.flatMap(Effect.option(Effect.currentParentSpan), (span) => follow(ingestionId, Option.getOrUndefined(span)))
+        : (ingestionId) => follow(ingestionId, undefined),
       pending: () => entries.size
     }
   })

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { isUtf8 } from "node:buffer"
 import type { BatchCut, Position, SourceElement } from "../../src/pipeline/vocabulary.js"
 import type { KafkaMessage } from "./kafkajs.js"
 
@@ -90,6 +91,11 @@ export const messageElement = (
   if (options.decode === undefined) {
     if (m.value === null) return malformed("no_value", "the message has no value (a tombstone)", "")
     json = m.value.toString("utf8")
+    // Checked, not trusted: a bad byte decodes to U+FFFD, and a value that still parsed would be
+    // stored with its bytes silently changed.
+    if (!isUtf8(m.value)) {
+      return malformed("invalid_utf8", `the value is not valid UTF-8 (byte ${firstBadByte(m.value)}); the letter's raw text shows the bad bytes as U+FFFD`, json)
+    }
     try {
       value = JSON.parse(json)
     } catch (error) {
@@ -107,6 +113,22 @@ export const messageElement = (
     return malformed("not_an_object", `expected a JSON object, got ${got}`, json ?? JSON.stringify(value) ?? "")
   }
   return { _tag: "Record", position, value, json }
+}
+
+/** Where a value's UTF-8 first goes wrong (0-based byte index); only asked of a value that does. */
+const firstBadByte = (bytes: Uint8Array): number => {
+  let i = 0
+  while (i < bytes.length) {
+    const b = bytes[i]!
+    const length = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0
+    if (length === 0 || i + length > bytes.length) return i
+    for (let k = 1; k < length; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i
+    // Overlong three-byte forms, surrogates, and code points past U+10FFFF.
+    const second = bytes[i + 1]!
+    if ((b === 0xe0 && second < 0xa0) || (b === 0xed && second > 0x9f) || (b === 0xf0 && second < 0x90) || (b === 0xf4 && second > 0x8f)) return i
+    i += length
+  }
+  return bytes.length
 }
 
 /**

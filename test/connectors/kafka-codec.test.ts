@@ -40,6 +40,22 @@ describe("Kafka messages as source elements", () => {
     ])
   })
 
+  it("a value that is not valid UTF-8 is a dead letter naming its first bad byte, never a record with changed bytes", () => {
+    const element = (bytes: Buffer) => Kafka.messageElement(message(null, { value: bytes }), { maxValueBytes: 100 })
+    // Still JSON once decoded (the bad byte inside a string becomes U+FFFD): refused all the same.
+    const inString = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')])
+    expect(element(inString)).toMatchObject({
+      _tag: "Malformed",
+      problem: { code: "invalid_utf8", message: expect.stringMatching(/^topic orders partition 3 offset 17: .*\(byte 12\)/) },
+      raw: '{"name":"caf\uFFFD"}'
+    })
+    // Overlong, surrogate and truncated forms too; valid multibyte text is a record.
+    expect(element(Buffer.from([0x7b, 0xc0, 0xaf, 0x7d]))).toMatchObject({ problem: { message: expect.stringContaining("(byte 1)") } })
+    expect(element(Buffer.from([0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22]))).toMatchObject({ problem: { message: expect.stringContaining("(byte 2)") } })
+    expect(element(Buffer.from([0x7b, 0xe2, 0x82]))).toMatchObject({ problem: { message: expect.stringContaining("(byte 1)") } })
+    expect(element(Buffer.from('{"name":"café ✓ 𝄞"}'))).toMatchObject({ _tag: "Record", value: { name: "café ✓ 𝄞" } })
+  })
+
   it("a decoder sees key, headers, timestamp and coordinates; a throwing one makes a dead letter", () => {
     const decode: Kafka.Decoder = (m) => {
       if (m.headers["source"] !== "shop") throw new Error("unknown source")

@@ -4,6 +4,7 @@ import { type AddressInfo, createServer as createTcpServer, type Socket } from "
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { defaultMaxLineBytes } from "../../connectors/ndjson/index.js"
 import { defaultRetryPolicy } from "../../src/client/retry.js"
@@ -20,6 +21,7 @@ import { runNeedsKafka } from "../setup/services.js"
 import { binPath, runCli, startServe, type RunningServer } from "../support/cli.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-front-"))
+const root = fileURLToPath(new URL("../..", import.meta.url))
 const plain = { width: 100, color: false }
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => parseArgs(commands, args, env)
 const problem = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
@@ -262,6 +264,34 @@ describe("signals", () => {
     expect(stopped.seconds, stopped.stderr).toBeLessThan(5)
     expect(stopped.stderr).not.toContain("tributary: cannot connect")
   })
+
+  it("`npx tributary serve &` then `kill $!` in the clone stops the server, though the signal reaches npx", async () => {
+    const out = join(dir, "npx-serve.txt")
+    // --no: never the registry's unrelated `tributary`; scripts off: npx would rebuild the
+    // package (its prepare script) into its cache the first time, and dist/ is built already.
+    const script = [
+      `npx --no tributary serve --port 0 --api-key npx-key > ${out} &`,
+      `end=$((SECONDS + 40)); until grep -q listening ${out}; do [ $SECONDS -lt $end ] || exit 2; sleep 0.2; done`,
+      `URL=$(grep -om1 'http://[0-9.:]*' ${out})`,
+      "kill $!",
+      // The server answers until it is gone: 0 once nothing listens, 1 if it is still there after 15 s.
+      "end=$((SECONDS + 15)); while [ $SECONDS -lt $end ]; do curl -s -m 1 -o /dev/null $URL/openapi.json || exit 0; sleep 0.2; done; exit 1"
+    ].join("\n")
+    const shell = spawn("bash", ["-c", script], { cwd: root, detached: true, env: { ...process.env, npm_config_ignore_scripts: "true" } })
+    let output = ""
+    shell.stdout.on("data", (chunk) => (output += chunk))
+    shell.stderr.on("data", (chunk) => (output += chunk))
+    try {
+      const code = await new Promise((resolve) => shell.on("exit", resolve)) // not "close": a server left running holds its stderr
+      expect(code, `${output}\n${existsSync(out) ? readFileSync(out, "utf8") : ""}`).toBe(0)
+      expect(readFileSync(out, "utf8")).toContain("listening on http://127.0.0.1:")
+    } finally {
+      // npx and the server it started are in the shell's process group: nothing outlives the test.
+      try {
+        process.kill(-shell.pid!, "SIGKILL")
+      } catch {}
+    }
+  }, 90_000)
 })
 
 describe("scripts' view of a run", () => {

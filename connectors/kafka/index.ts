@@ -286,14 +286,24 @@ export const runUntilStopped = <E2 = never, R2 = never>(
     // A commit is one request to the group coordinator for every partition, cheap next to a
     // checkpoint file's synced write: at most one each 25 ms, not 100 (the wait for the next
     // commit was about 50 ms of a message's latency on average).
+    // Until the run took its first partitions (it may still be reading the dataset's schema,
+    // or retrying an unreachable service), it holds nothing to deliver or commit: a stop then
+    // ends it at once instead of waiting for that start to finish.
+    let assigned = false
+    const onEvent = config.onEvent
     const running = yield* Effect.forkDaemon(run(client, {
       ...config,
       maxPending: config.maxPending ?? { batches: 256 },
-      commitInterval: config.commitInterval ?? "25 millis"
+      commitInterval: config.commitInterval ?? "25 millis",
+      onEvent: (event) => {
+        if (event._tag === "Assigned") assigned = true
+        return onEvent === undefined ? Effect.void : onEvent(event)
+      }
     }))
     const drain = Effect.gen(function*() {
       if (config.onStop !== undefined) yield* config.onStop
       yield* config.source.stop
+      if (!assigned) return yield* Fiber.interrupt(running)
       const finished = yield* Fiber.await(running).pipe(Effect.timeout(config.drainTimeout ?? "30 seconds"), Effect.option)
       if (Option.isNone(finished)) yield* Fiber.interrupt(running)
     })

@@ -185,6 +185,32 @@ const saslOptions = (sasl: NonNullable<KafkaSettings["sasl"]>): SASLOptions =>
   ({ mechanism: sasl.mechanism, username: sasl.username, password: Redacted.value(sasl.password) }) as SASLOptions
 
 /**
+ * Connects (or joins a group) so that a stop can come at any moment. kafkajs takes no abort
+ * signal and keeps trying for a long time (a broker that accepts and never answers holds a
+ * connect for its request timeout and retries, a refused port for its retries, seconds to
+ * minutes), so the wait is interruptible and the way out is registered before it starts:
+ * interrupted or failed, the connection is let go without waiting (kafkajs's disconnect first
+ * waits for requests a silent broker will never answer); connected, it is closed and waited
+ * for when the scope closes, as the group must be left in order.
+ */
+const connectOrStop = (
+  connect: () => Promise<unknown>,
+  disconnect: () => Promise<unknown>,
+  doing: string
+): Effect.Effect<void, KafkaError, import("effect/Scope").Scope> =>
+  Effect.suspend(() => {
+    let connected = false
+    const release = () => disconnect().catch(() => undefined)
+    return Effect.zipRight(
+      Effect.addFinalizer(() => connected ? Effect.promise(release) : Effect.sync(() => void release())),
+      Effect.tryPromise({ try: connect, catch: translate(doing) }).pipe(
+        Effect.zipRight(Effect.sync(() => (connected = true))),
+        Effect.interruptible
+      )
+    )
+  })
+
+/**
  * A client of the cluster in `settings`. kafkajs's own log goes to stderr at warning level
  * and above, as one line each (it never prints SASL secrets).
  *
@@ -208,9 +234,10 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
       }
     })
     const admin = kafka.admin()
-    yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => admin.connect(), catch: translate(`cannot connect to ${settings.brokers.join(",")}`) }),
-      () => Effect.promise(() => admin.disconnect().catch(() => undefined))
+    yield* connectOrStop(
+      () => admin.connect(),
+      () => admin.disconnect(),
+      `cannot connect to ${settings.brokers.join(",")}`
     )
     const producer = kafka.producer({ allowAutoTopicCreation: false })
     let producerConnected: Promise<void> | undefined
@@ -243,30 +270,28 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
         consumer.on(consumer.events.CRASH, ({ payload }) => {
           if (!payload.restart) options.handlers.onCrash(translate(`consumer of group ${options.groupId}`)(payload.error))
         })
-        yield* Effect.acquireRelease(
-          Effect.tryPromise({
-            try: async () => {
-              await consumer.connect()
-              await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning })
-              await consumer.run({
-                autoCommit: false,
-                eachBatchAutoResolve: false,
-                eachBatch: async ({ batch, heartbeat, resolveOffset }) => {
-                  if (batch.messages.length === 0) return
-                  await options.handlers.onBatch({
-                    topic: batch.topic,
-                    partition: batch.partition,
-                    highWatermark: Number(batch.highWatermark),
-                    messages: batch.messages.map((m) => message(batch.topic, batch.partition, m))
-                  }, heartbeat)
-                  // Only moves kafkajs's fetch position: commits are the pipeline's.
-                  resolveOffset(batch.lastOffset())
-                }
-              })
-            },
-            catch: translate(`cannot join group ${options.groupId} on ${options.topics.join(",")}`)
-          }),
-          () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
+        yield* connectOrStop(
+          async () => {
+            await consumer.connect()
+            await consumer.subscribe({ topics: [...options.topics], fromBeginning: options.fromBeginning })
+            await consumer.run({
+              autoCommit: false,
+              eachBatchAutoResolve: false,
+              eachBatch: async ({ batch, heartbeat, resolveOffset }) => {
+                if (batch.messages.length === 0) return
+                await options.handlers.onBatch({
+                  topic: batch.topic,
+                  partition: batch.partition,
+                  highWatermark: Number(batch.highWatermark),
+                  messages: batch.messages.map((m) => message(batch.topic, batch.partition, m))
+                }, heartbeat)
+                // Only moves kafkajs's fetch position: commits are the pipeline's.
+                resolveOffset(batch.lastOffset())
+              }
+            })
+          },
+          () => consumer.disconnect(),
+          `cannot join group ${options.groupId} on ${options.topics.join(",")}`
         )
         return {
           commit: (offsets) =>

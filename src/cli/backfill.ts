@@ -16,7 +16,6 @@ import { PipelineMetrics } from "../telemetry/index.js"
 import type { backfillOptions } from "./commands.js"
 import { UsageError } from "./errors.js"
 import { interruptedExitCode, storedText, summaryJson } from "./ingest.js"
-import { metricsFor } from "./metrics.js"
 import { describeOutage, endProgress, progressDisplay, retryNotice } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
@@ -227,7 +226,10 @@ export const main = (options: Values<typeof backfillOptions>) =>
       return yield* new UsageError({ reason: "give either --dataset or --create-dataset with --data-source" })
     }
     const client = yield* TributaryClient
-    const metrics = yield* metricsFor(options.metricsPort)
+    // prom-client (0.3-0.4 s to load on a busy machine) only when metrics are asked for.
+    const metrics = options.metricsPort === undefined
+      ? { onEvent: undefined }
+      : yield* Effect.flatMap(Effect.promise(() => import("./metrics.js")), (m) => m.metricsFor(options.metricsPort))
     const progress = yield* backfill(client, {
       onEvent: metrics.onEvent,
       metrics: true,

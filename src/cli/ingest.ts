@@ -15,7 +15,6 @@ import { type PipelineConfig, type PipelineError, run, topReasons } from "../pip
 import type { SchemaContract } from "../pipeline/SchemaContract.js"
 import { PipelineMetrics } from "../telemetry/index.js"
 import type { ingestOptions } from "./commands.js"
-import { metricsFor } from "./metrics.js"
 import { endProgress, progressDisplay, retryNotice } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
@@ -227,7 +226,10 @@ export const main = (options: Values<typeof ingestOptions>) =>
       return yield* Effect.fail(new Ndjson.NdjsonReadError({ reason: `cannot read FILE '${options.input}': there is no such file` }))
     }
     const client = yield* TributaryClient
-    const metrics = yield* metricsFor(options.metricsPort)
+    // prom-client (0.3-0.4 s to load on a busy machine) only when metrics are asked for.
+    const metrics = options.metricsPort === undefined
+      ? { onEvent: undefined }
+      : yield* Effect.flatMap(Effect.promise(() => import("./metrics.js")), (m) => m.metricsFor(options.metricsPort))
     const progress = yield* ingestNdjson(client, {
       onEvent: metrics.onEvent,
       input: options.input,

@@ -90,6 +90,12 @@ export const main = (options: Values<typeof sinkOptions>) =>
       }
       const settings = yield* kafkaSettings(options)
       const client = yield* TributaryClient
+      // Said before the first connection: kafkajs can take long to reach a broker or give up,
+      // and a stop (Ctrl-C, SIGTERM) during that wait ends the sink with 0 at once.
+      yield* Console.error(
+        `sink: connecting to ${settings.brokers.join(",")}${settings.sasl ? ` (SASL ${settings.sasl.mechanism} as ${settings.sasl.username})` : ""}` +
+          ` for group ${options.group}`
+      )
       const kafka = yield* Kafka.makeClient(settings)
       const source = yield* Kafka.make({
         groupId: options.group,

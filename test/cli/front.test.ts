@@ -4,6 +4,7 @@ import { type AddressInfo, createServer as createTcpServer, type Socket } from "
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { defaultMaxLineBytes } from "../../connectors/ndjson/index.js"
 import { defaultRetryPolicy } from "../../src/client/retry.js"
@@ -20,6 +21,7 @@ import { runNeedsKafka } from "../setup/services.js"
 import { binPath, runCli, startServe, type RunningServer } from "../support/cli.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-front-"))
+const root = fileURLToPath(new URL("../..", import.meta.url))
 const plain = { width: 100, color: false }
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => parseArgs(commands, args, env)
 const problem = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
@@ -203,37 +205,93 @@ describe("errors a user can cause, one line each", () => {
 })
 
 describe("signals", () => {
-  // Skipped: a known defect, open in the CLI issue. A SIGTERM that comes while kafkajs is still
-  // connecting is not answered: against a broker that never answers the sink hangs until the
-  // test's timeout, and against a refused port kafkajs gives up first and the sink exits 1.
-  // Only a signal during module loading exits 0 today.
-  it.skip("sink sent SIGTERM while still starting (no broker answers yet) exits 0", async () => {
-    // A broker that takes connections and never answers: the sink stays in its start-up however
-    // fast the machine is (a refused port made kafkajs give up, exit 1, before the signal came).
+  /**
+   * Starts a sink against `brokerPort`, sends it SIGTERM once it says it is connecting (and a
+   * moment more, so that kafkajs is inside its connect), and answers how it ended and how long
+   * that took after the signal.
+   */
+  const stopWhileConnecting = async (brokerPort: number) => {
+    const child = spawn(process.execPath, [
+      binPath, "sink", "--brokers", `127.0.0.1:${brokerPort}`, "--topic", "t", "--group", "g", "--dataset", "1",
+      "--api-url", "http://127.0.0.1:1", "--api-key", "k"
+    ])
+    let stderr = ""
+    const closed = new Promise<number | string | null>((resolve) => child.on("close", (exit, signal) => resolve(exit ?? signal)))
+    const connecting = new Promise<void>((resolve) =>
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk
+        if (stderr.includes("sink: connecting to")) resolve()
+      })
+    )
+    const first = await Promise.race([connecting.then(() => "connecting" as const), closed.then(() => "closed" as const)])
+    expect(first, stderr).toBe("connecting")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const sentAt = Date.now()
+    child.kill("SIGTERM")
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
+    const code = await closed
+    clearTimeout(timer)
+    return { code, seconds: (Date.now() - sentAt) / 1000, stderr }
+  }
+
+  it("a sink sent SIGTERM while connecting to a broker that never answers exits 0 at once", async () => {
+    // Takes connections and never answers: kafkajs would wait for its request timeout and retries.
     const sockets = new Set<Socket>()
     const silent = createTcpServer((socket) => {
       sockets.add(socket)
       socket.on("error", () => {})
     })
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
-    const brokerPort = (silent.address() as AddressInfo).port
     try {
-      const child = spawn(process.execPath, [
-        binPath, "sink", "--brokers", `127.0.0.1:${brokerPort}`, "--topic", "t", "--group", "g", "--dataset", "1",
-        "--api-url", "http://127.0.0.1:1", "--api-key", "k"
-      ])
-      let stderr = ""
-      child.stderr.on("data", (chunk) => (stderr += chunk))
-      // Long enough for node to start the script, short of the sink joining anything.
-      await new Promise((resolve) => setTimeout(resolve, 1500))
-      child.kill("SIGTERM")
-      const code = await new Promise((resolve) => child.on("close", (exit, signal) => resolve(exit ?? signal)))
-      expect(code, stderr).toBe(0)
+      const stopped = await stopWhileConnecting((silent.address() as AddressInfo).port)
+      expect(stopped.code, stopped.stderr).toBe(0)
+      expect(stopped.seconds, stopped.stderr).toBeLessThan(5)
+      expect(sockets.size, "the sink reached the silent broker").toBeGreaterThan(0)
     } finally {
       for (const socket of sockets) socket.destroy()
       await new Promise((resolve) => silent.close(resolve))
     }
   })
+
+  it("a sink sent SIGTERM while its broker's port refuses connections exits 0 at once", async () => {
+    // A port just closed: kafkajs tries again for about 10 s before it gives up with an error.
+    const probe = createTcpServer()
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve))
+    const port = (probe.address() as AddressInfo).port
+    await new Promise((resolve) => probe.close(resolve))
+    const stopped = await stopWhileConnecting(port)
+    expect(stopped.code, stopped.stderr).toBe(0)
+    expect(stopped.seconds, stopped.stderr).toBeLessThan(5)
+    expect(stopped.stderr).not.toContain("tributary: cannot connect")
+  })
+
+  it("`npx tributary serve &` then `kill $!` in the clone stops the server, though the signal reaches npx", async () => {
+    const out = join(dir, "npx-serve.txt")
+    // --no: never the registry's unrelated `tributary`; scripts off: npx would rebuild the
+    // package (its prepare script) into its cache the first time, and dist/ is built already.
+    const script = [
+      `npx --no tributary serve --port 0 --api-key npx-key > ${out} &`,
+      `end=$((SECONDS + 40)); until grep -q listening ${out}; do [ $SECONDS -lt $end ] || exit 2; sleep 0.2; done`,
+      `URL=$(grep -om1 'http://[0-9.:]*' ${out})`,
+      "kill $!",
+      // The server answers until it is gone: 0 once nothing listens, 1 if it is still there after 15 s.
+      "end=$((SECONDS + 15)); while [ $SECONDS -lt $end ]; do curl -s -m 1 -o /dev/null $URL/openapi.json || exit 0; sleep 0.2; done; exit 1"
+    ].join("\n")
+    const shell = spawn("bash", ["-c", script], { cwd: root, detached: true, env: { ...process.env, npm_config_ignore_scripts: "true" } })
+    let output = ""
+    shell.stdout.on("data", (chunk) => (output += chunk))
+    shell.stderr.on("data", (chunk) => (output += chunk))
+    try {
+      const code = await new Promise((resolve) => shell.on("exit", resolve)) // not "close": a server left running holds its stderr
+      expect(code, `${output}\n${existsSync(out) ? readFileSync(out, "utf8") : ""}`).toBe(0)
+      expect(readFileSync(out, "utf8")).toContain("listening on http://127.0.0.1:")
+    } finally {
+      // npx and the server it started are in the shell's process group: nothing outlives the test.
+      try {
+        process.kill(-shell.pid!, "SIGKILL")
+      } catch {}
+    }
+  }, 90_000)
 })
 
 describe("scripts' view of a run", () => {

@@ -67,8 +67,8 @@ describe("README code blocks", () => {
     for (const block of blocks.filter((b) => isShell(b) && b.notRun === undefined)) {
       it(`README.md line ${block.line}: ${block.code.split("\n")[0]}`, () => {
         const before = gitStatus()
-        // Background jobs a block starts (a server with `&`) are stopped when it ends.
-        const result = spawnSync("bash", ["-euo", "pipefail", "-c", `${block.code}\nkill $(jobs -p) 2>/dev/null || true`], {
+        // Background jobs a block starts (a server with `&`) are stopped when it ends, failed or not.
+        const result = spawnSync("bash", ["-euo", "pipefail", "-c", `trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${block.code}`], {
           cwd: root,
           encoding: "utf8",
           timeout: 90_000,

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import type { Column, Row } from "../../records.js"
 import {
@@ -40,6 +40,7 @@ import {
 import { canSee } from "../core/permissions.js"
 import { visibleDataset } from "../core/catalog/datasets.js"
 import { planOf } from "./modifications/rows.js"
+import { periodOfDateRange } from "./analytics/dateRange.js"
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
 
@@ -362,6 +363,62 @@ export const metricValues = (principal: Principal, id: string, request: ValuesRe
       timezone: input.timeZone,
       granularity: request.granularity ?? null,
       dimensionId: request.dimensionId ?? null,
+      ...values
+    }
+  })
+
+/**
+ * What the official CLI's `metric data` asks: a metric, a date range of days, optionally the
+ * data source or dataset it must be of, the dimensions to break down by (the first is
+ * answered, as for values) and filters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MetricDataRequest {
+  readonly metricId: string
+  readonly dateRange: { readonly from: string; readonly to: string; readonly granularity: Granularity }
+  readonly dataSourceId?: number | undefined
+  readonly datasetId?: DatasetRef | undefined
+  readonly dimensions?: ReadonlyArray<string> | undefined
+  readonly filters?: WireAppliedFilters | undefined
+}
+
+/**
+ * A metric's values over a range of days (`today`, `30daysAgo`, `2026-01-01`, in the data's
+ * time zone): the values of {@link metricValues} for the period the range names.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const metricData = (principal: Principal, request: MetricDataRequest) =>
+  Effect.gen(function*() {
+    const { dataset, metric } = yield* visibleMetric(principal, request.metricId)
+    if (request.dataSourceId !== undefined && metric.dataSourceId !== request.dataSourceId) {
+      return yield* invalid("metricId", `metric ${metric.id} is not a metric of data source ${request.dataSourceId}`)
+    }
+    if (request.datasetId !== undefined) {
+      const named = yield* visibleDataset(principal, request.datasetId)
+      if (named.id !== dataset.id) return yield* invalid("metricId", `metric ${metric.id} is not a metric of dataset ${request.datasetId}`)
+    }
+    const period = yield* Either.match(periodOfDateRange(request.dateRange, yield* Clock.currentTimeMillis, timeZoneOf(dataset)), {
+      onLeft: ({ field, message }) => invalid(`dateRange.${field}`, message),
+      onRight: (p) => Effect.succeed(p)
+    })
+    const dimension = request.dimensions?.[0]
+    if (dimension !== undefined) yield* checkDimension(metric, dimension, "dimensions[0]")
+    const input = yield* metricInput(metric, dataset, request.filters)
+    const values = computeValues(input.rows, metric, input.all, input.timeZone, {
+      period,
+      granularity: request.dateRange.granularity,
+      dimension
+    })
+    return {
+      metricId: metric.id,
+      aggregationFunction: metric.aggregationFunction,
+      timezone: input.timeZone,
+      granularity: request.dateRange.granularity,
+      dimensionId: dimension ?? null,
       ...values
     }
   })

@@ -593,9 +593,14 @@ export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount
  * @since 0.1.0
  */
 export interface StoreService {
-  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by name,
+  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by seed key,
   // by organization and name, by organization and email, by key): seeding twice changes nothing.
-  readonly ensureOrganization: (name: string) => Effect.Effect<Organization, StoreError>
+  /**
+   * The seed's organization known by `seedKey` (the name the seed gives it), made with that
+   * name the first time. Found by the key, never by the name: a renamed organization is still
+   * the seed's.
+   */
+  readonly ensureOrganization: (seedKey: string) => Effect.Effect<Organization, StoreError>
   readonly ensureAccount: (
     organizationId: number,
     account: Pick<Account, "name" | "accountType">

@@ -611,10 +611,10 @@ export const make = Effect.gen(function*() {
     })))
 
   const service: StoreService = {
-    ensureOrganization: (name) =>
+    ensureOrganization: (seedKey) =>
       storeCall(Effect.map(
-        sql<OrganizationRecord>`INSERT INTO organizations (name) VALUES (${name})
-          ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING ${organizationColumns}`,
+        sql<OrganizationRecord>`INSERT INTO organizations (name, seed_key) VALUES (${seedKey}, ${seedKey})
+          ON CONFLICT (seed_key) DO UPDATE SET seed_key = EXCLUDED.seed_key RETURNING ${organizationColumns}`,
         (rows) => toOrganization(rows[0]!)
       )),
     ensureAccount: (organizationId, account) =>

@@ -20,6 +20,7 @@ import {
   dimensionValues,
   drilldown,
   listMetrics,
+  metricData,
   metricLineage,
   metricValues,
   setMetricVerification,
@@ -77,6 +78,8 @@ export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (ha
       serve((p) => dimensionValues(p, payload), (values) => respond("success", { data: { dimensionValues: values } })))
     .handle("drilldown", ({ payload, urlParams }) =>
       serve((p) => drilldown(p, urlParams, payload), (data) => respond("success", { data })))
+    .handle("data", ({ payload }) =>
+      serve((p) => metricData(p, payload), (data) => respond("success", { data })))
     .handle("values", ({ path, payload }) =>
       serve((p) => metricValues(p, path.id, payload), (data) => respond("success", { data })))
     .handle("getLineage", ({ path }) =>

@@ -10,8 +10,7 @@ import { createHash } from "node:crypto"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, FiberRef } from "effect"
-import { Replayed } from "./activity.js"
+import { Effect } from "effect"
 import { CurrentPrincipal } from "../../api/security.js"
 import { Store } from "../core/store/Store.js"
 
@@ -22,15 +21,12 @@ const fingerprintOf = (body: unknown): string => createHash("sha256").update(JSO
 
 /**
  * Marks the answer of the API request being served as a replay: the `idempotent-replayed`
- * header, and nothing logged (`Replayed`).
+ * header. (Nothing is logged: the replay ran nothing, so reported no change.)
  *
  * @since 0.1.0
  */
-export const markReplayed: Effect.Effect<void, never, HttpServerRequest.HttpServerRequest> = Effect.zipRight(
-  HttpApp.appendPreResponseHandler((_request, response) =>
-    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
-  ),
-  FiberRef.set(Replayed, true)
+export const markReplayed: Effect.Effect<void, never, HttpServerRequest.HttpServerRequest> = HttpApp.appendPreResponseHandler(
+  (_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
 )
 
 /**

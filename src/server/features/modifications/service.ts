@@ -92,7 +92,7 @@ export const setModifications = (principal: Principal, id: DatasetRef, input: Mo
     const plan = yield* compiled(dataset.schema, definition)
     // The order is stored in full: the default order of calculated columns follows the keys of
     // `formulas`, which a Postgres jsonb document does not keep in the order they were sent.
-    return yield* store(dataset.id, { ...definition, order: plan.expanded.order })
+    return { dataset, plan: yield* store(dataset.id, { ...definition, order: plan.expanded.order }) }
   })
 
 /**
@@ -103,7 +103,7 @@ export const setModifications = (principal: Principal, id: DatasetRef, input: Mo
 export const clearModifications = (principal: Principal, id: DatasetRef) =>
   Effect.flatMap(
     editableDataset(principal, id, "change dataset modifications"),
-    (dataset) => store(dataset.id, complete({}))
+    (dataset) => Effect.map(store(dataset.id, complete({})), (plan) => ({ dataset, plan }))
   )
 
 /** Preview answers carry at most this many rows. @since 0.1.0 */

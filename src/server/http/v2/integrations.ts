@@ -4,9 +4,8 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { present } from "../wireErrors.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { getIntegration, listIntegrations } from "../../features/integrations.js"
 
@@ -14,6 +13,6 @@ import { getIntegration, listIntegrations } from "../../features/integrations.js
 export const V2IntegrationsLive = HttpApiBuilder.group(TributaryApi, "v2Integrations", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      listIntegrations(urlParams).pipe(Effect.flatMap((data) => respond("success", { data })), present))
+      serve(() => listIntegrations(urlParams), (data) => respond("success", { data })))
     .handle("get", ({ path }) =>
-      getIntegration(path.id).pipe(Effect.flatMap((data) => respond("success", { data })), present)))
+      serve(() => getIntegration(path.id), (data) => respond("success", { data }))))

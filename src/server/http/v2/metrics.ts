@@ -5,13 +5,9 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { idempotent } from "../idempotency.js"
 import { pageView } from "../paging.js"
-import { serve } from "../handler.js"
+import { byId, change, changeOnce, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { metricUsages } from "../../features/boards.js"
 import {
@@ -62,16 +58,15 @@ export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (ha
         ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(headers["idempotency-key"], payload, createMetric(principal, payload).pipe(Effect.flatMap(respondDetail))))
-        .pipe(present))
+      changeOnce({ key: headers["idempotency-key"], body: payload }, (p) => createMetric(p, payload), byId("metric"), respondDetail))
     .handle("get", ({ path }) =>
       serve((p) => visibleMetric(p, path.id), ({ metric }) => respondDetail(metric)))
     .handle("update", ({ path, payload }) =>
-      serve((p) => updateMetric(p, path.id, payload), respondDetail))
+      change((p) => updateMetric(p, path.id, payload), byId("metric"), respondDetail))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteMetric(p, path.id),
+        byId("metric"),
         (m) => respond("success", { data: { message: `Metric ${m.id} was deleted` } })
       ))
     .handle("dimensionValues", ({ payload }) =>
@@ -89,7 +84,8 @@ export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (ha
     .handle("getVerification", ({ path }) =>
       serve((p) => visibleMetric(p, path.id), ({ metric }) => respond("success", { data: metric.verification })))
     .handle("setVerification", ({ path, payload }) =>
-      serve(
+      change(
         (p) => setMetricVerification(p, path.id, payload.isVerified),
+        byId("metric"),
         (m) => respond("success", { data: m.verification })
       )))

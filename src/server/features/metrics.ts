@@ -48,6 +48,7 @@ const invalid = (field: string, message: string) => Effect.fail(new InvalidField
  * The time zone a dataset's dates are read in: its own, else UTC.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC"
 
@@ -56,6 +57,7 @@ export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC
  * (formulas and filters may use them too).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
   return planOf(dataset).columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
@@ -68,6 +70,7 @@ export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
  * data type changes applied). All rows are read into memory (see docs/decisions.md on the cost).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricRows = (dataset: Dataset) =>
   Effect.gen(function*() {
@@ -89,6 +92,7 @@ export const metricRows = (dataset: Dataset) =>
  * `NotFound` otherwise.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const visibleMetric = (principal: Principal, id: string) =>
   Effect.gen(function*() {
@@ -113,7 +117,10 @@ const checked = (columns: ReadonlyArray<Column>, dataset: Dataset, definition: M
     onRight: (keep) => Effect.succeed(keep)
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CreateMetric {
   readonly name: string
   readonly datasetId: DatasetRef
@@ -128,6 +135,7 @@ export interface CreateMetric {
  * Defines a metric over a visible dataset that has received data; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const createMetric = (principal: Principal, input: CreateMetric) =>
   Effect.gen(function*() {
@@ -157,7 +165,10 @@ export const createMetric = (principal: Principal, input: CreateMetric) =>
     })
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface UpdateMetric {
   readonly name?: string | undefined
   readonly measure?: ColumnRef | undefined
@@ -182,6 +193,7 @@ const storedOrNotFound = (id: string) =>
  * definition would be.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateMetric = (principal: Principal, id: string, change: UpdateMetric) =>
   Effect.gen(function*() {
@@ -207,6 +219,7 @@ export const updateMetric = (principal: Principal, id: string, change: UpdateMet
  * Deletes a metric; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteMetric = (principal: Principal, id: string) =>
   Effect.gen(function*() {
@@ -220,6 +233,7 @@ export const deleteMetric = (principal: Principal, id: string) =>
  * Marks a metric verified (by the principal, now) or not; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setMetricVerification = (principal: Principal, id: string, isVerified: boolean) =>
   Effect.gen(function*() {
@@ -231,7 +245,10 @@ export const setMetricVerification = (principal: Principal, id: string, isVerifi
     return yield* store.updateMetric(metric.id, { verification }).pipe(storedOrNotFound(id))
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface MetricListParams extends PageRequest {
   readonly sourceId?: number | undefined
   readonly search?: string | undefined
@@ -243,6 +260,7 @@ export interface MetricListParams extends PageRequest {
  * A page of the metrics the principal may see, optionally of one data source.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listMetrics = (principal: Principal, params: MetricListParams) =>
   Effect.gen(function*() {
@@ -262,6 +280,7 @@ export const listMetrics = (principal: Principal, params: MetricListParams) =>
  * The metrics built on a dataset that the principal may see (for the dataset's lineage).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricsOfDataset = (principal: Principal, dataset: Dataset) =>
   Effect.flatMap(Store, (store) =>
@@ -274,6 +293,7 @@ export const metricsOfDataset = (principal: Principal, dataset: Dataset) =>
  * drilldown bodies name it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const referencedMetric = (principal: Principal, ref: { readonly sourceId: number; readonly metricId: string }, field: string) =>
   Effect.gen(function*() {
@@ -295,7 +315,10 @@ const appliedFilters = (filters: WireAppliedFilters): AppliedFilters => ({
   }))
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface WireAppliedFilters {
   readonly logicalOperator: "AND" | "OR"
   readonly groups: ReadonlyArray<{
@@ -334,7 +357,10 @@ const checkDimension = (metric: Metric, dimension: string, field: string) =>
       }`
     )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ValuesRequest {
   readonly period?: Period | undefined
   readonly granularity?: Granularity | undefined
@@ -346,6 +372,7 @@ export interface ValuesRequest {
  * A metric's values over a period: the total, and per bucket (and dimension value).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricValues = (principal: Principal, id: string, request: ValuesRequest) =>
   Effect.gen(function*() {
@@ -428,6 +455,7 @@ export const metricData = (principal: Principal, request: MetricDataRequest) =>
  * rows (only those are honoured, as on the service).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const dimensionValues = (
   principal: Principal,
@@ -447,7 +475,10 @@ export const dimensionValues = (
 /** Drilldown pages: from 0, 200 rows by default, at most 1000, as on the service. */
 const drilldownPages = { defaultSize: 200, max: 1000, first: 0 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DrilldownRequest {
   readonly sourceId: number
   readonly metricId: string
@@ -456,7 +487,10 @@ export interface DrilldownRequest {
   readonly filters?: WireAppliedFilters | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DrilldownParams extends PageRequest {
   readonly sortBy?: string | undefined
   readonly sortOrder?: SortOrder | undefined
@@ -467,6 +501,7 @@ export interface DrilldownParams extends PageRequest {
  * shown (all of them, or the date, the measure and the dimensions asked for).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const drilldown = (principal: Principal, params: DrilldownParams, request: DrilldownRequest) =>
   Effect.gen(function*() {
@@ -503,6 +538,7 @@ export const drilldown = (principal: Principal, params: DrilldownParams, request
  * What a metric is built from: its dataset and the dataset's data source.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricLineage = (principal: Principal, id: string) =>
   Effect.gen(function*() {

@@ -78,11 +78,17 @@ const ingestionDetailV1 = (ingestion: Ingestion, current: DatasetStats) => {
   }
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1AuthLive = HttpApiBuilder.group(TributaryApi, "v1Auth", (handlers) =>
   handlers.handle("validateKey", () => respond("success", { message: "The API key is valid" })))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (handlers) =>
   handlers
     .handle("listAccounts", () =>
@@ -103,7 +109,10 @@ export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (
         (datasets) => respond("success", { datasets: datasets.map(datasetV1) })
       )))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSources", (handlers) =>
   handlers
     .handle("createDataSource", ({ payload }) =>
@@ -128,7 +137,10 @@ export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSourc
 /** v1 ingestion lists: pages from 1, 100 ingestions by default. */
 const v1IngestionPages = { defaultSize: 100, max: Number.MAX_SAFE_INTEGER, first: 1 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (handlers) =>
   handlers
     .handle("createDataset", ({ payload }) =>

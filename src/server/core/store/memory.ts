@@ -140,6 +140,7 @@ const afterIo: Effect.Effect<void> = Effect.async((resume) => {
  * Builds an empty memory store.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (): Effect.Effect<StoreService> =>
   Effect.map(Queue.sliding<void>(1), (wakeUp) => {

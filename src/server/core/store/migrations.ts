@@ -251,6 +251,7 @@ const organizationSeedKey = Effect.flatMap(SqlClient.SqlClient, (sql) =>
  * Every migration, by id and name.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const migrations = {
   "1_initial": initial,

@@ -22,7 +22,10 @@ const detail = (a: Account) => ({ ...listItem(a), companyName: a.companyName, cr
 
 const respondDetail = (a: Account) => respond("success", { data: detail(a) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2AccountsLive = HttpApiBuilder.group(TributaryApi, "v2Accounts", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>

@@ -9,7 +9,10 @@ import { TributaryApi } from "../../../api/index.js"
 import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2AuthLive = HttpApiBuilder.group(TributaryApi, "v2Auth", (handlers) =>
   handlers.handle("validateKey", () =>
     serve(Effect.succeed, (principal) =>

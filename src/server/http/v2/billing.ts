@@ -9,7 +9,10 @@ import { serve, servePage } from "../handler.js"
 import { respond } from "../envelope.js"
 import { billing, invoices } from "../../features/organization/organization.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2BillingLive = HttpApiBuilder.group(TributaryApi, "v2Billing", (handlers) =>
   handlers
     .handle("get", () =>

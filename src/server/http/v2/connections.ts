@@ -43,7 +43,10 @@ const detail = (c: Connection) => ({
 
 const permissionsOf = (c: Connection) => ({ ...c.permissions, sharedWithAccounts: c.sharedWithAccounts })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2ConnectionsLive = HttpApiBuilder.group(TributaryApi, "v2Connections", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>

@@ -20,7 +20,12 @@ import {
 import { setDataSourcePermissions, setDataSourceSyncInterval, syncFrequencyOptions } from "../../features/settings.js"
 import type { DataSource } from "../../core/store/Store.js"
 
-/** API data sources are always healthy. */
+/**
+ * API data sources are always healthy.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const activeStatus = {
   status: "active",
   statusCode: "active",
@@ -49,7 +54,10 @@ const detail = (d: DataSource) => ({
 
 const respondDetail = (d: DataSource) => respond("success", { data: detail(d) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSources", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>

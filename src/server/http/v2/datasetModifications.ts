@@ -42,7 +42,10 @@ const answer = (plan: Plan) =>
     }
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DatasetModificationsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetModifications", (handlers) =>
   handlers
     .handle("functions", () => respond("success", { data: { items: functionItems } }))

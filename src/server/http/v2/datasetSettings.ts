@@ -44,7 +44,10 @@ const columnMetadataItems = (d: Dataset) => {
   })
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DatasetSettingsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetSettings", (handlers) =>
   handlers
     .handle("getMetadata", ({ path }) =>

@@ -88,7 +88,10 @@ const detail = (d: Dataset) => ({
   verificationInfo: d.verification
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const respondDetail = (d: Dataset) => respond("success", { data: detail(d) })
 
 /**
@@ -96,11 +99,15 @@ export const respondDetail = (d: Dataset) => respond("success", { data: detail(d
  * names, types after any data type change, display order and visibility.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const schemaColumns = (columns: ReadonlyArray<ViewColumn>) =>
   columns.map(({ dataType, displayName, id, order, visible }) => ({ id, displayName, dataType, order, visible }))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>

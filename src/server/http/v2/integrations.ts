@@ -9,7 +9,10 @@ import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { getIntegration, listIntegrations } from "../../features/integrations.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2IntegrationsLive = HttpApiBuilder.group(TributaryApi, "v2Integrations", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>

@@ -49,7 +49,10 @@ const detail = (m: Metric) => ({
 
 const respondDetail = (m: Metric) => respond("success", { data: detail(m) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>

@@ -39,7 +39,10 @@ const activityView = (e: ActivityEntry) => ({
   details: e.details ?? null
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organization", (handlers) =>
   handlers
     .handle("get", () =>

@@ -28,7 +28,10 @@ const detail = (u: User) => ({
 
 const respondDetail = (u: User) => respond("success", { data: detail(u) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2UsersLive = HttpApiBuilder.group(TributaryApi, "v2Users", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
@@ -66,7 +69,10 @@ const profileView = (principal: { readonly organizationId: number }) => (u: User
     account: null
   }))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2ProfileLive = HttpApiBuilder.group(TributaryApi, "v2Profile", (handlers) =>
   handlers
     .handle("get", () =>

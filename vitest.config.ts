@@ -9,6 +9,7 @@ const serverSuites = [
   "test/server/v2-metrics.test.ts",
   "test/server/v2-properties.test.ts",
   "test/server/v2-organization.test.ts",
+  "test/server/cli-found.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",
   "test/server/hostile.test.ts",

@@ -43,6 +43,7 @@ import { Store } from "./core/store/Store.js"
  * The faults a server injects; every field is optional and absent means "none".
  *
  * @since 0.1.0
+ * @category models
  */
 export interface FaultSpec {
   /** `5xx=RATE`: fraction of API requests answered 503 without running them. */
@@ -105,6 +106,7 @@ type Mutable<A> = { -readonly [K in keyof A]: A[K] }
  * The left side is one line naming the bad entry.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const parseFaults = (spec: string): Either.Either<FaultSpec, string> => {
   const entries = spec.split(",").map((entry) => entry.trim())
@@ -156,6 +158,7 @@ export const parseFaults = (spec: string): Either.Either<FaultSpec, string> => {
  * The spec in its canonical text form (what `parseFaults` reads), or `"none"`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const formatFaults = (spec: FaultSpec): string => {
   const parts: Array<string> = []
@@ -176,6 +179,7 @@ export const formatFaults = (spec: FaultSpec): string => {
  * mulberry32: a small seedable generator of numbers in [0, 1).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const seededRandom = (seed: number): () => number => {
   let state = seed >>> 0
@@ -194,6 +198,7 @@ export const seededRandom = (seed: number): () => number => {
  * `processing` alone leaves the server's fast ingest route in place.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const actsOnRequests = (spec: FaultSpec): boolean =>
   spec.processingMs === undefined ||
@@ -248,6 +253,7 @@ const isIngest = (method: string, url: string) => method === "POST" && /^\/v[12]
  * envelopes with the request id.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeInjector = (spec: FaultSpec) => {
   const random = spec.seed === undefined ? Math.random : seededRandom(spec.seed)

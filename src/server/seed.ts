@@ -91,6 +91,7 @@ const SeedBlock = Schema.Struct({
  * A board of an organization: boards have no create route, they come from the seed.
  *
  * @since 0.1.0
+ * @category models
  */
 export const SeedBoard = Schema.Struct({
   name: NonEmpty,
@@ -98,7 +99,10 @@ export const SeedBoard = Schema.Struct({
   blocks: Schema.Array(SeedBlock)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type SeedBoard = typeof SeedBoard.Type
 
 /**
@@ -106,6 +110,7 @@ export type SeedBoard = typeof SeedBoard.Type
  * `managedBy` is the email of one of the organization's users.
  *
  * @since 0.1.0
+ * @category models
  */
 export const SeedConnection = Schema.Struct({
   name: NonEmpty,
@@ -154,6 +159,7 @@ const SeedOrganization = Schema.Struct({
  * The seed file's shape. Unknown fields are an error, so a typo does not pass silently.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Seed = Schema.Struct({ organizations: Schema.NonEmptyArray(SeedOrganization) }).pipe(
   Schema.filter((seed) => {
@@ -163,13 +169,17 @@ export const Seed = Schema.Struct({ organizations: Schema.NonEmptyArray(SeedOrga
   })
 )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Seed = typeof Seed.Type
 
 /**
  * The seed could not be read or does not have the expected shape.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SeedError extends Data.TaggedError("SeedError")<{ readonly path: string; readonly reason: string }> {
   override get message() {
@@ -184,6 +194,7 @@ const decodeSeed = Schema.decodeUnknown(Seed, { onExcessProperty: "error", error
  * (`organizations[0].users[1].role`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const loadSeed = (path: string): Effect.Effect<Seed, SeedError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -207,6 +218,7 @@ const describeIssues = (error: ParseResult.ParseError): string =>
  * A fresh development key: `trb_` and 32 hex characters.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const generateApiKey = (): string => `trb_${randomBytes(16).toString("hex")}`
 
@@ -215,6 +227,7 @@ export const generateApiKey = (): string => `trb_${randomBytes(16).toString("hex
  * key is `apiKey`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const defaultSeed = (apiKey: string): Seed => ({
   organizations: [
@@ -231,6 +244,7 @@ export const defaultSeed = (apiKey: string): Seed => ({
  * store that already holds them is left as it is, with the same ids.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const applySeed = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
   Effect.flatMap(Store, (store) =>

@@ -142,7 +142,7 @@ const bodiesFor = (route: Route, valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
       arbitrary: fc.tuple(validText, fc.constantFrom(maxDepth, maxDepth + 1, 100, 3000), fc.constantFrom("array", "object") as fc.Arbitrary<"array" | "object">, fc.boolean())
         .map(([text, depth, kind, whole]) =>
           json(`nested ${depth} (${kind}${whole ? ", whole body" : ""})`)(
-            whole ? nested(depth, kind) : route.path.endsWith("/data")
+            whole ? nested(depth, kind) : isIngest(route)
               ? `{"records":[{"id":1,"deep":${nested(depth, kind)}}]}`
               : withMember(text, `"deep":${nested(depth, kind)}`)
           )
@@ -391,7 +391,7 @@ const hostileExamples = (route: Route): ReadonlyArray<Request> => {
   )
   if (route.method === "GET") return [...queries, ...junkIds]
   const valid = stringify(validBody[route.name]?.(sentinelFixture) ?? {})
-  const deepField = route.path.endsWith("/data")
+  const deepField = isIngest(route)
     ? `{"records":[{"id":1,"deep":${nested(3000)}}]}`
     : withMember(valid, `"deep":${nested(3000, "object")}`)
   const firstString = (by: string) => valid.includes(":\"") ? valid.replace(/:"[^"]*"/, `:${by}`) : withMember(valid, `"name":${by}`)
@@ -476,8 +476,12 @@ const checkRoute = (route: Route) =>
 // ---------------------------------------------------------------------------------------------
 
 const withBody = routes.filter((route) => Option.isSome(route.payload))
-const ingestRoutes = withBody.filter((route) => route.path.endsWith("/data"))
-const decodedBodies = withBody.filter((route) => !route.path.endsWith("/data"))
+/** The ingest routes (`POST .../datasets/{id}/data`), not `POST /v2/metrics/data`, whose body is a query. */
+function isIngest(route: { readonly path: string }): boolean {
+  return /\/datasets\/[^/]+\/data$/.test(route.path)
+}
+const ingestRoutes = withBody.filter((route) => isIngest(route))
+const decodedBodies = withBody.filter((route) => !isIngest(route))
 
 let invitations = 0
 
@@ -514,6 +518,7 @@ const validBody: Readonly<Record<string, (f: Fixture) => unknown>> = {
   "v2Connections.setPermissions": () => ({ accessLevel: "everyone", sharedWithAccounts: true }),
   "v2Metrics.setVerification": () => ({ isVerified: true }),
   "v2Metrics.values": () => ({ granularity: "daily" }),
+  "v2Metrics.data": (f) => ({ metricId: f.metricId, dateRange: { from: "30daysAgo", to: "today", granularity: "daily" } }),
   "v2Metrics.dimensionValues": (f) => ({ metrics: [{ sourceId: f.dataSourceId, metricId: f.metricId, dimensionIds: ["name"] }] }),
   "v2Metrics.drilldown": (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } }),
   "v2Organization.update": () => ({ companyName: "Valid" }),
@@ -667,7 +672,7 @@ layer(serverLayer(), { excludeTestServices: true })("the reference server under 
       it.effect(`${route.method} ${route.path}: 400 invalid_encoding, nothing stored (not U+FFFD)`, () =>
         Effect.gen(function*() {
           const { send, valid } = yield* decisionCase(route)
-          const text = JSON.stringify(route.path.endsWith("/data") ? { records: [{ id: 77, name: "x" }] } : valid)
+          const text = JSON.stringify(isIngest(route) ? { records: [{ id: 77, name: "x" }] } : valid)
           for (const bad of [Uint8Array.of(0xff, 0xfe), Uint8Array.of(0xc0, 0xaf), Uint8Array.of(0xed, 0xa0, 0x80)]) {
             expectProblem(yield* send({ body: withBadBytes(text, bad) }), 400, "invalid_encoding")
           }
@@ -805,7 +810,7 @@ layer(serverLayer({ maxBodyBytes: smallLimit }), { excludeTestServices: true })(
           yield* Effect.promise(() => settleAt(url, fixture.datasetId, fixture.ingestionId))
           const before = yield* Effect.promise(() => countsAt(url, fixture))
           // A valid body, made long by one string: 4 x the limit.
-          const body = route.path.endsWith("/data")
+          const body = isIngest(route)
             ? { records: [{ id: 1, name: "x".repeat(4 * smallLimit) }] }
             : { ...(validBody[name]!(fixture) as object), padding: "x".repeat(4 * smallLimit) }
           const answer = yield* Effect.promise(() => sendSized(url, pathTo(route, fixture), Buffer.from(JSON.stringify(body)), chunked))

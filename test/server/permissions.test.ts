@@ -280,6 +280,10 @@ const table: Readonly<Record<string, Row>> = {
     expect: read,
     body: (f) => ({ sourceId: f.dataSourceId, metricId: f.metricId, period: { startTimestamp: 0, endTimestamp: 2_000_000_000 } })
   },
+  "v2Metrics.data": {
+    expect: read,
+    body: (f) => ({ metricId: f.metricId, dataSourceId: f.dataSourceId, dateRange: { from: "2000-01-01", to: "today", granularity: "monthly" } })
+  },
   "v2Metrics.getLineage": { expect: read },
   "v2Metrics.usages": { expect: read },
   "v2Metrics.getVerification": { expect: read },

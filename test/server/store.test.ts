@@ -110,6 +110,19 @@ const conformance = (kind: StoreKind) =>
         expect((yield* store.users(first.id)).length).toBe(1)
       })))
 
+    it.effect("the seed finds its organization by the name it gave it, after a user renamed it", () =>
+      run(Effect.gen(function*() {
+        const store = yield* Store
+        const first = yield* store.ensureOrganization("Acme")
+        yield* store.updateOrganization(first.id, { name: "Acme Renamed" })
+        // A restart seeds again: the same organization, its new name kept.
+        const again = yield* store.ensureOrganization("Acme")
+        expect(again).toMatchObject({ id: first.id, name: "Acme Renamed" })
+        // Another organization may take the old name; the seed's stays apart from it.
+        yield* store.updateOrganization((yield* store.ensureOrganization("Globex")).id, { name: "Acme" })
+        expect((yield* store.ensureOrganization("Acme")).id).toBe(first.id)
+      })))
+
     it.effect("lists filter by visibility and search before they sort and page, and count what matches", () =>
       run(Effect.gen(function*() {
         const { account, admin, dataSource, editor, org, store, viewer } = yield* world

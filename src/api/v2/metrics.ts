@@ -260,6 +260,22 @@ export const MetricValuesRequest = Schema.Struct({
   filters: Schema.optional(AppliedFilters)
 }).annotations({ identifier: "MetricValuesRequest" })
 
+/**
+ * The official CLI's `metric data` body, served beside the specification's routes: a range of
+ * days (`today`, `yesterday`, `<n>daysAgo`, `YYYY-MM-DD`, in the data's time zone) and a
+ * granularity; the first of `dimensions` breaks the values down.
+ *
+ * @since 0.1.0
+ */
+export const MetricDataRequest = Schema.Struct({
+  metricId: Schema.String,
+  dateRange: Schema.Struct({ from: Schema.String, to: Schema.String, granularity: Granularity }),
+  datasetId: Schema.optional(Schema.Union(Schema.Int, Schema.String)),
+  dataSourceId: Schema.optional(Schema.Int),
+  dimensions: Schema.optional(Schema.Array(Schema.String)),
+  filters: Schema.optional(AppliedFilters)
+}).annotations({ identifier: "MetricDataRequest" })
+
 /** @since 0.1.0 */
 export const MetricValueItem = Schema.Struct({
   date: Schema.NullOr(Schema.String),
@@ -324,6 +340,11 @@ export class V2Metrics extends HttpApiGroup.make("v2Metrics")
       .setUrlParams(DrilldownParams)
       .setPayload(DrilldownRequest)
       .addSuccess(DataResponse(DrilldownPage, "DrilldownResponse"))
+  )
+  .add(
+    HttpApiEndpoint.post("data", "/v2/metrics/data")
+      .setPayload(MetricDataRequest)
+      .addSuccess(DataResponse(MetricValues, "MetricDataResponse"))
   )
   .add(HttpApiEndpoint.get("get", "/v2/metrics/:id").setPath(MetricIdPath).addSuccess(Detail))
   .add(

@@ -11,6 +11,7 @@ import { Clock, Effect } from "effect"
  * three digits are zero.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const isoTimestamp = (millis: number): string => `${new Date(millis).toISOString().slice(0, 23)}000Z`
 
@@ -18,6 +19,7 @@ export const isoTimestamp = (millis: number): string => `${new Date(millis).toIS
  * The current time as an API timestamp.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const now: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, isoTimestamp)
 
@@ -25,6 +27,7 @@ export const now: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, is
  * Milliseconds since an API timestamp.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const millisSince = (timestamp: string): Effect.Effect<number> =>
   Effect.map(Clock.currentTimeMillis, (millis) => Math.max(0, millis - Date.parse(timestamp)))

@@ -101,7 +101,10 @@ export class IdempotencyKeyReused extends Data.TaggedError("IdempotencyKeyReused
   readonly key: string
 }> {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category errors
+ */
 export type DomainError =
   | NotFound
   | Forbidden

@@ -38,6 +38,7 @@ import { editableDataset, visibleDataset } from "./catalog/datasets.js"
  * Accepts records for a dataset: the ingestion is recorded as `queued` and processed later.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const ingest = (principal: Principal, datasetId: DatasetRef, records: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
@@ -53,6 +54,7 @@ export const ingest = (principal: Principal, datasetId: DatasetRef, records: Rea
  * A page of the ingestions of a visible dataset, newest first.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listIngestions = (principal: Principal, datasetId: DatasetRef, params: PageRequest, limits?: PageLimits) =>
   Effect.gen(function*() {
@@ -68,6 +70,7 @@ export const listIngestions = (principal: Principal, datasetId: DatasetRef, para
  * ones, the outcome per day, the last success, the success rate.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef) =>
   Effect.gen(function*() {
@@ -97,6 +100,7 @@ export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef)
  * One ingestion of a visible dataset; `NotFound` when either is unknown.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const getIngestion = (principal: Principal, datasetId: DatasetRef, ingestionId: string) =>
   Effect.gen(function*() {
@@ -114,6 +118,7 @@ export const getIngestion = (principal: Principal, datasetId: DatasetRef, ingest
  * the dataset lacks are added (their type inferred), the others are problems.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const decideIngestion = (dataset: Dataset, records: ReadonlyArray<unknown>): IngestionDecision => {
   const { primaryKey } = dataset
@@ -144,6 +149,7 @@ export const decideIngestion = (dataset: Dataset, records: ReadonlyArray<unknown
  * does not fail the others.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const processIngestions = (claims: ReadonlyArray<ClaimedIngestion>): Effect.Effect<void, StoreError, Store> =>
   Effect.flatMap(Store, (store) => {
@@ -162,7 +168,10 @@ export const processIngestions = (claims: ReadonlyArray<ClaimedIngestion>): Effe
     )
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface WorkerOptions {
   /** Worker fibers in this process. */
   readonly workers: number
@@ -176,6 +185,7 @@ export interface WorkerOptions {
  * datasets: a dataset's batches go one at a time).
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const defaultWorkerOptions: WorkerOptions = { workers: 1, leaseMillis: 30_000 }
 

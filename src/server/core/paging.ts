@@ -6,13 +6,19 @@
 import { DefaultPageSize, MaxPageSize } from "../../api/v2/common.js"
 import type { Slice } from "./store/Store.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface PageRequest {
   readonly page?: number | undefined
   readonly pageSize?: number | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface PageLimits {
   readonly defaultSize: number
   readonly max: number
@@ -20,7 +26,12 @@ export interface PageLimits {
   readonly first: number
 }
 
-/** v2 lists: pages from 0, 25 items by default, at most 100. @since 0.1.0 */
+/**
+ * v2 lists: pages from 0, 25 items by default, at most 100.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const v2Lists: PageLimits = { defaultSize: DefaultPageSize, max: MaxPageSize, first: 0 }
 
 /**
@@ -28,6 +39,7 @@ export const v2Lists: PageLimits = { defaultSize: DefaultPageSize, max: MaxPageS
  * empty with the true total.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sliceOf = (request: PageRequest, limits: PageLimits = v2Lists) => {
   const page = request.page ?? limits.first
@@ -40,6 +52,7 @@ export const sliceOf = (request: PageRequest, limits: PageLimits = v2Lists) => {
  * A page of items held in memory (already searched and sorted), as v2 shows it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const pageOfItems = <A>(items: ReadonlyArray<A>, request: PageRequest) => {
   const { page, pageSize, slice } = sliceOf(request)

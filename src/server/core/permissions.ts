@@ -16,6 +16,7 @@ import { type Permissions, Store, type Viewer } from "./store/Store.js"
  * permissions must admit the viewer (admins and the creator always pass).
  *
  * @since 0.1.0
+ * @category guards
  */
 export const canSee = (
   viewer: Viewer,
@@ -43,6 +44,7 @@ const rank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2 }
  * Fails with `Forbidden` unless the principal's role is at least `minimum`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const requireRole = (principal: Principal, minimum: Role, action: string): Effect.Effect<void, Forbidden> =>
   rank[principal.role] >= rank[minimum]
@@ -56,6 +58,7 @@ const invalid = (field: string, message: string) => Effect.fail(new InvalidField
  * naming users of the principal's organization.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const resolvePermissions = (
   principal: Principal,

@@ -22,7 +22,10 @@ import { visibleMetric } from "./metrics.js"
 
 type SeedBlockMetric = SeedBoard["blocks"][number]["metrics"][number]
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Board {
   readonly id: number
   readonly name: string
@@ -39,7 +42,7 @@ export interface Board {
  * The seeded boards, by organization id.
  *
  * @since 0.1.0
- * @category tags
+ * @category services
  */
 export class Boards extends Context.Tag("tributary/server/Boards")<Boards, {
   readonly ofOrganization: (organizationId: number) => Effect.Effect<ReadonlyArray<Board>, StoreError>
@@ -126,7 +129,10 @@ const blockMetrics = (principal: Principal, block: Board["blocks"][number]) =>
     return shown
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface BoardListParams extends PageRequest {
   readonly search?: string | undefined
   readonly sortBy?: "name" | undefined
@@ -137,6 +143,7 @@ export interface BoardListParams extends PageRequest {
  * A page of the organization's boards, with the integrations their metrics come from.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listBoards = (principal: Principal, params: BoardListParams) =>
   Effect.gen(function*() {
@@ -158,6 +165,7 @@ export const listBoards = (principal: Principal, params: BoardListParams) =>
  * The blocks of a board of the principal's organization and the metrics they show.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const boardMetrics = (principal: Principal, id: number) =>
   Effect.gen(function*() {
@@ -178,6 +186,7 @@ export const boardMetrics = (principal: Principal, id: number) =>
  * Where a metric is shown: the board blocks of its organization that show it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricUsages = (principal: Principal, id: string) =>
   Effect.gen(function*() {

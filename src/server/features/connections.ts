@@ -26,6 +26,7 @@ const changed = (id: number) =>
  * A page of the connections the principal may see.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listConnections = (principal: Principal, params: PageRequest & { readonly search?: string | undefined }) =>
   Effect.gen(function*() {
@@ -47,6 +48,7 @@ const updateConnection = (principal: Principal, id: number, patch: ConnectionPat
  * Renames a connection; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const renameConnection = (principal: Principal, id: number, name: string) => updateConnection(principal, id, { name })
 
@@ -54,6 +56,7 @@ export const renameConnection = (principal: Principal, id: number, name: string)
  * Sets who may see a connection and whether it is shared with the organization's accounts.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setConnectionPermissions = (
   principal: Principal,
@@ -71,6 +74,7 @@ export const setConnectionPermissions = (
  * Deletes a connection: its manager or an admin. Its data sources stay, without a connection.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteConnection = (principal: Principal, id: number) =>
   Effect.gen(function*() {
@@ -88,6 +92,7 @@ export const deleteConnection = (principal: Principal, id: number) =>
  * connection's manager is the seeded user with its `managedBy` email.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const seedConnections = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
   Effect.flatMap(Store, (store) =>

@@ -39,7 +39,10 @@ const catalog = Effect.runSync(Effect.cached(
   )
 ))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface IntegrationListParams extends PageRequest {
   readonly search?: string | undefined
   readonly sortBy?: "name" | undefined
@@ -50,6 +53,7 @@ export interface IntegrationListParams extends PageRequest {
  * A page of the catalog, searched by name or key, in catalog order unless sorted by name.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listIntegrations = (params: IntegrationListParams) =>
   Effect.map(catalog, (items) => {
@@ -63,6 +67,7 @@ export const listIntegrations = (params: IntegrationListParams) =>
  * One integration of the catalog; `NotFound` for an unknown id.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const getIntegration = (id: number) =>
   Effect.flatMap(catalog, (items) => {

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import type { Principal } from "../../api/security.js"
 import type { Column, Row } from "../../records.js"
 import {
@@ -40,6 +40,7 @@ import {
 import { canSee } from "../core/permissions.js"
 import { visibleDataset } from "../core/catalog/datasets.js"
 import { planOf } from "./modifications/rows.js"
+import { periodOfDateRange } from "./analytics/dateRange.js"
 
 const invalid = (field: string, message: string) => Effect.fail(new InvalidField({ field, message }))
 
@@ -47,6 +48,7 @@ const invalid = (field: string, message: string) => Effect.fail(new InvalidField
  * The time zone a dataset's dates are read in: its own, else UTC.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC"
 
@@ -55,6 +57,7 @@ export const timeZoneOf = (dataset: Dataset): string => dataset.timezone ?? "UTC
  * (formulas and filters may use them too).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
   return planOf(dataset).columns.map((c): Column => ({ id: c.id, dataType: c.dataType }))
@@ -67,6 +70,7 @@ export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
  * data type changes applied). All rows are read into memory (see docs/decisions.md on the cost).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricRows = (dataset: Dataset) =>
   Effect.gen(function*() {
@@ -88,6 +92,7 @@ export const metricRows = (dataset: Dataset) =>
  * `NotFound` otherwise.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const visibleMetric = (principal: Principal, id: string) =>
   Effect.gen(function*() {
@@ -112,7 +117,10 @@ const checked = (columns: ReadonlyArray<Column>, dataset: Dataset, definition: M
     onRight: (keep) => Effect.succeed(keep)
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CreateMetric {
   readonly name: string
   readonly datasetId: DatasetRef
@@ -127,6 +135,7 @@ export interface CreateMetric {
  * Defines a metric over a visible dataset that has received data; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const createMetric = (principal: Principal, input: CreateMetric) =>
   Effect.gen(function*() {
@@ -156,7 +165,10 @@ export const createMetric = (principal: Principal, input: CreateMetric) =>
     })
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface UpdateMetric {
   readonly name?: string | undefined
   readonly measure?: ColumnRef | undefined
@@ -181,6 +193,7 @@ const storedOrNotFound = (id: string) =>
  * definition would be.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateMetric = (principal: Principal, id: string, change: UpdateMetric) =>
   Effect.gen(function*() {
@@ -206,6 +219,7 @@ export const updateMetric = (principal: Principal, id: string, change: UpdateMet
  * Deletes a metric; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteMetric = (principal: Principal, id: string) =>
   Effect.gen(function*() {
@@ -219,6 +233,7 @@ export const deleteMetric = (principal: Principal, id: string) =>
  * Marks a metric verified (by the principal, now) or not; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setMetricVerification = (principal: Principal, id: string, isVerified: boolean) =>
   Effect.gen(function*() {
@@ -230,7 +245,10 @@ export const setMetricVerification = (principal: Principal, id: string, isVerifi
     return yield* store.updateMetric(metric.id, { verification }).pipe(storedOrNotFound(id))
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface MetricListParams extends PageRequest {
   readonly sourceId?: number | undefined
   readonly search?: string | undefined
@@ -242,6 +260,7 @@ export interface MetricListParams extends PageRequest {
  * A page of the metrics the principal may see, optionally of one data source.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listMetrics = (principal: Principal, params: MetricListParams) =>
   Effect.gen(function*() {
@@ -261,6 +280,7 @@ export const listMetrics = (principal: Principal, params: MetricListParams) =>
  * The metrics built on a dataset that the principal may see (for the dataset's lineage).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricsOfDataset = (principal: Principal, dataset: Dataset) =>
   Effect.flatMap(Store, (store) =>
@@ -273,6 +293,7 @@ export const metricsOfDataset = (principal: Principal, dataset: Dataset) =>
  * drilldown bodies name it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const referencedMetric = (principal: Principal, ref: { readonly sourceId: number; readonly metricId: string }, field: string) =>
   Effect.gen(function*() {
@@ -294,7 +315,10 @@ const appliedFilters = (filters: WireAppliedFilters): AppliedFilters => ({
   }))
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface WireAppliedFilters {
   readonly logicalOperator: "AND" | "OR"
   readonly groups: ReadonlyArray<{
@@ -333,7 +357,10 @@ const checkDimension = (metric: Metric, dimension: string, field: string) =>
       }`
     )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ValuesRequest {
   readonly period?: Period | undefined
   readonly granularity?: Granularity | undefined
@@ -345,6 +372,7 @@ export interface ValuesRequest {
  * A metric's values over a period: the total, and per bucket (and dimension value).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricValues = (principal: Principal, id: string, request: ValuesRequest) =>
   Effect.gen(function*() {
@@ -367,10 +395,67 @@ export const metricValues = (principal: Principal, id: string, request: ValuesRe
   })
 
 /**
+ * What the official CLI's `metric data` asks: a metric, a date range of days, optionally the
+ * data source or dataset it must be of, the dimensions to break down by (the first is
+ * answered, as for values) and filters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MetricDataRequest {
+  readonly metricId: string
+  readonly dateRange: { readonly from: string; readonly to: string; readonly granularity: Granularity }
+  readonly dataSourceId?: number | undefined
+  readonly datasetId?: DatasetRef | undefined
+  readonly dimensions?: ReadonlyArray<string> | undefined
+  readonly filters?: WireAppliedFilters | undefined
+}
+
+/**
+ * A metric's values over a range of days (`today`, `30daysAgo`, `2026-01-01`, in the data's
+ * time zone): the values of {@link metricValues} for the period the range names.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const metricData = (principal: Principal, request: MetricDataRequest) =>
+  Effect.gen(function*() {
+    const { dataset, metric } = yield* visibleMetric(principal, request.metricId)
+    if (request.dataSourceId !== undefined && metric.dataSourceId !== request.dataSourceId) {
+      return yield* invalid("metricId", `metric ${metric.id} is not a metric of data source ${request.dataSourceId}`)
+    }
+    if (request.datasetId !== undefined) {
+      const named = yield* visibleDataset(principal, request.datasetId)
+      if (named.id !== dataset.id) return yield* invalid("metricId", `metric ${metric.id} is not a metric of dataset ${request.datasetId}`)
+    }
+    const period = yield* Either.match(periodOfDateRange(request.dateRange, yield* Clock.currentTimeMillis, timeZoneOf(dataset)), {
+      onLeft: ({ field, message }) => invalid(`dateRange.${field}`, message),
+      onRight: (p) => Effect.succeed(p)
+    })
+    const dimension = request.dimensions?.[0]
+    if (dimension !== undefined) yield* checkDimension(metric, dimension, "dimensions[0]")
+    const input = yield* metricInput(metric, dataset, request.filters)
+    const values = computeValues(input.rows, metric, input.all, input.timeZone, {
+      period,
+      granularity: request.dateRange.granularity,
+      dimension
+    })
+    return {
+      metricId: metric.id,
+      aggregationFunction: metric.aggregationFunction,
+      timezone: input.timeZone,
+      granularity: request.dateRange.granularity,
+      dimensionId: dimension ?? null,
+      ...values
+    }
+  })
+
+/**
  * The distinct values of the first dimension asked of the first metric, among the metric's
  * rows (only those are honoured, as on the service).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const dimensionValues = (
   principal: Principal,
@@ -390,7 +475,10 @@ export const dimensionValues = (
 /** Drilldown pages: from 0, 200 rows by default, at most 1000, as on the service. */
 const drilldownPages = { defaultSize: 200, max: 1000, first: 0 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DrilldownRequest {
   readonly sourceId: number
   readonly metricId: string
@@ -399,7 +487,10 @@ export interface DrilldownRequest {
   readonly filters?: WireAppliedFilters | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DrilldownParams extends PageRequest {
   readonly sortBy?: string | undefined
   readonly sortOrder?: SortOrder | undefined
@@ -410,6 +501,7 @@ export interface DrilldownParams extends PageRequest {
  * shown (all of them, or the date, the measure and the dimensions asked for).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const drilldown = (principal: Principal, params: DrilldownParams, request: DrilldownRequest) =>
   Effect.gen(function*() {
@@ -446,6 +538,7 @@ export const drilldown = (principal: Principal, params: DrilldownParams, request
  * What a metric is built from: its dataset and the dataset's data source.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricLineage = (principal: Principal, id: string) =>
   Effect.gen(function*() {

@@ -30,6 +30,7 @@ const invalid = (field: string, message: string) => Effect.fail(new InvalidField
  * `InvalidField` on `syncInterval` unless it is one of the accepted minutes.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const checkSyncInterval = (syncInterval: number) =>
   (SyncIntervals as ReadonlyArray<number>).includes(syncInterval)
@@ -45,6 +46,7 @@ const intervalLabel = (minutes: number) =>
  * The sync frequency options, with the current one marked.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const syncFrequencyOptions = (current: number | null) =>
   SyncIntervals.map((syncInterval) => ({
@@ -59,6 +61,7 @@ export const syncFrequencyOptions = (current: number | null) =>
  * Sets a dataset's permissions; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setDatasetPermissions = (
   principal: Principal,
@@ -75,6 +78,7 @@ export const setDatasetPermissions = (
  * Sets a dataset's sync interval; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setDatasetSyncInterval = (principal: Principal, id: DatasetRef, syncInterval: number) =>
   Effect.gen(function*() {
@@ -86,6 +90,7 @@ export const setDatasetSyncInterval = (principal: Principal, id: DatasetRef, syn
  * Changes a dataset's metadata; the default time dimension must be a datetime column.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateMetadata = (
   principal: Principal,
@@ -121,11 +126,15 @@ const noColumnMetadata: ColumnMetadata = { description: null, conceptType: null,
  * The metadata of a column (empty for a column without any).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const columnMetadataOf = (dataset: Dataset, columnId: string): ColumnMetadata =>
   dataset.columnMetadata[columnId] ?? noColumnMetadata
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ColumnMetadataChange {
   readonly id: string
   readonly description?: string | null | undefined
@@ -137,6 +146,7 @@ export interface ColumnMetadataChange {
  * Changes the metadata of some columns; every change is checked before anything changes.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateColumnMetadata = (principal: Principal, id: DatasetRef, changes: ReadonlyArray<ColumnMetadataChange>) =>
   Effect.gen(function*() {
@@ -163,6 +173,7 @@ export const updateColumnMetadata = (principal: Principal, id: DatasetRef, chang
  * Sets a dataset's time zone, and purges its rows if asked.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setDatasetTimezone = (principal: Principal, id: DatasetRef, timezone: string, purgeData: boolean) =>
   Effect.gen(function*() {
@@ -179,6 +190,7 @@ export const setDatasetTimezone = (principal: Principal, id: DatasetRef, timezon
  * Marks a dataset verified (by the principal, now) or not.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setVerification = (principal: Principal, id: DatasetRef, isVerified: boolean) =>
   Effect.gen(function*() {
@@ -193,6 +205,7 @@ export const setVerification = (principal: Principal, id: DatasetRef, isVerified
  * the metrics built on it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const lineageOf = (principal: Principal, dataset: Dataset) =>
   Effect.gen(function*() {
@@ -210,6 +223,7 @@ export const lineageOf = (principal: Principal, dataset: Dataset) =>
  * Sets a data source's permissions; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setDataSourcePermissions = (
   principal: Principal,
@@ -226,6 +240,7 @@ export const setDataSourcePermissions = (
  * Sets a data source's sync interval; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setDataSourceSyncInterval = (principal: Principal, id: number, syncInterval: number) =>
   Effect.gen(function*() {

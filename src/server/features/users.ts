@@ -19,7 +19,10 @@ import { mergeUserMetadata, type UserMetadataPatch } from "./organization/profil
 import { type Slice, Store, type User, type UserChange, type UserPatch } from "../core/store/Store.js"
 import { requireRoomFor } from "../core/catalog/organization.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface UserListRequest {
   readonly role?: Role | undefined
   readonly search?: string | undefined
@@ -31,6 +34,7 @@ export interface UserListRequest {
  * A page of the organization's users (admins only).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listUsers = (principal: Principal, request: UserListRequest, slice: Slice) =>
   Effect.zipRight(
@@ -59,6 +63,7 @@ const userOf = (principal: Principal, id: number) =>
  * One user: the principal themselves, or anyone for an admin.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const getUser = (principal: Principal, id: number) =>
   Effect.tap(userOf(principal, id), (user) =>
@@ -68,6 +73,7 @@ export const getUser = (principal: Principal, id: number) =>
  * Invites a user by email (`limits.users` applies).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const inviteUser = (principal: Principal, input: { readonly email: string; readonly role: Role; readonly name?: string | undefined }) =>
   Effect.gen(function*() {
@@ -111,6 +117,7 @@ const changed = (id: number, action: string) => (change: UserChange<User>): Effe
  * Renames a user or changes their role.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateUser = (principal: Principal, id: number, patch: { readonly name?: string | undefined; readonly role?: Role | undefined }) =>
   Effect.gen(function*() {
@@ -133,6 +140,7 @@ export const updateUser = (principal: Principal, id: number, patch: { readonly n
  * Deletes a user with their keys (admins only; never the last admin).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteUser = (principal: Principal, id: number) =>
   Effect.gen(function*() {
@@ -146,6 +154,7 @@ export const deleteUser = (principal: Principal, id: number) =>
  * The principal's own user.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const profile = (principal: Principal) => userOf(principal, principal.userId)
 
@@ -153,6 +162,7 @@ export const profile = (principal: Principal) => userOf(principal, principal.use
  * Changes the principal's own name, time zone or job metadata (any role).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateProfile = (
   principal: Principal,

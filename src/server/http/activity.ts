@@ -1,71 +1,55 @@
 /**
- * The activity log's one recording point: every successful mutation made through the API
- * (any method but GET/HEAD/OPTIONS, answered 2xx) is logged by the server's HTTP layer after
- * its handler succeeded, so routes added later are covered without doing anything, and a
- * failed mutation leaves no entry. What the entry is about comes from the route
- * (`activityOf.ts`); who made it from the request's key.
+ * The activity log's one recording point. A mutation's handler says what it changed
+ * (`handler.ts` `change`, through {@link reportChange}); after the handler, this layer records
+ * that, with who did it (the request's key) and the route, when the answer is a success. A
+ * request that reports nothing is not logged: reads (whatever their method: a drilldown or a
+ * preview is a `POST`), ingestion (the data itself, with its own history), a replayed
+ * `Idempotency-Key` answer (nothing ran again) and a failed mutation.
  *
  * @since 0.1.0
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, FiberRef, Option, Schema } from "effect"
+import { Effect, FiberRef } from "effect"
 import type { Principal } from "../../api/security.js"
-import { activityOf } from "./activityOf.js"
+import { activityOf, type Changed } from "./activityOf.js"
 import type { StoreService } from "../core/store/Store.js"
+
+export type { Changed } from "./activityOf.js"
 
 /**
  * The principal of the request being served, set by the key check.
  *
  * @since 0.1.0
+ * @category models
  */
 export const CurrentActor: FiberRef.FiberRef<Principal | undefined> = FiberRef.unsafeMake<Principal | undefined>(undefined)
 
 /**
- * Set when the answer is an `Idempotency-Key` replay: nothing was done again, nothing is logged.
+ * The changes the request being served reported. Set on the request's fiber, not scoped
+ * with `Effect.locally` (see `server.ts`: each request runs in a fiber of its own).
+ */
+const Reports: FiberRef.FiberRef<Array<Changed> | undefined> = FiberRef.unsafeMake<Array<Changed> | undefined>(undefined)
+
+/**
+ * Reports what the request being served changed, for the activity log. Outside a request
+ * (or in a read) it does nothing.
  *
  * @since 0.1.0
+ * @category utils
  */
-export const Replayed: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
-
-const Id = Schema.Union(Schema.Int, Schema.String)
-
-/** The id a creation answered with: `data.id` (v2) or `id` (v1). */
-const decodeCreated = Schema.decodeUnknownOption(
-  Schema.parseJson(Schema.Struct({ data: Schema.optional(Schema.Struct({ id: Schema.optional(Id) })), id: Schema.optional(Id) }))
-)
-
-const createdIdOf = (response: HttpServerResponse.HttpServerResponse): string | null => {
-  if (response.body._tag !== "Uint8Array") return null
-  return Option.match(decodeCreated(new TextDecoder().decode(response.body.body)), {
-    onNone: () => null,
-    onSome: (answer) => {
-      const id = answer.data?.id ?? answer.id
-      return id === undefined ? null : String(id)
-    }
+export const reportChange = (changed: Changed): Effect.Effect<void> =>
+  Effect.map(FiberRef.get(Reports), (reports) => {
+    reports?.push(changed)
   })
-}
 
 const reads = new Set(["GET", "HEAD", "OPTIONS"])
 
-/** A dataset named by its v1 UUID (`/v1/datasets/{uuid}/purge`, `/v2/datasets/{uuid}`). */
-const datasetByUuid = /^\/v[0-9]+\/datasets\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(\/[^/]*)?$/
-
 /**
- * The dataset's v2 number, so that its entries name it one way whichever path the mutation
- * took (v1 UUID or v2 number). Read before the handler runs: a deletion leaves nothing to look up.
- */
-const datasetNumber = (store: StoreService, uuid: string): Effect.Effect<string | null> =>
-  store.dataset(uuid.toLowerCase()).pipe(
-    Effect.map(Option.match({ onNone: () => null, onSome: (dataset) => String(dataset.number) })),
-    Effect.catchAll(() => Effect.succeed(null))
-  )
-
-/**
- * Runs `app` and records the mutation `request` made, if it is one (see `activityOf`). A store
+ * Runs `app` and records what it reported it changed, if it answered with a success. A store
  * that fails here loses the entry, not the mutation: it is logged and the answer goes out.
- * Ingestion (`POST .../data`) is never logged and costs nothing here.
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const recordingMutation = <E, R>(
   store: StoreService,
@@ -73,44 +57,29 @@ export const recordingMutation = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
   if (reads.has(request.method)) return app
-  const path = request.url.split("?")[0]!
-  const byUuid = datasetByUuid.exec(path)
-  if (byUuid === null || (request.method === "POST" && byUuid[2] === "/data")) {
-    return Effect.tap(app, (response) => record(store, request.method, path, response, null))
-  }
-  return Effect.flatMap(
-    datasetNumber(store, byUuid[1]!),
-    (number) => Effect.tap(app, (response) => record(store, request.method, path, response, number))
+  const reports: Array<Changed> = []
+  return Effect.zipRight(
+    FiberRef.set(Reports, reports),
+    Effect.tap(app, (response) => reports.length === 0 || response.status >= 300 ? Effect.void : record(store, request, reports[0]!))
   )
 }
 
 const record = (
   store: StoreService,
-  method: string,
-  path: string,
-  response: HttpServerResponse.HttpServerResponse,
-  datasetNumber: string | null
-): Effect.Effect<void> => {
-  if (response.status >= 300) return Effect.void
-  return Effect.gen(function*() {
+  request: { readonly method: string; readonly url: string },
+  changed: Changed
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
     const actor = yield* FiberRef.get(CurrentActor)
-    if (actor === undefined || (yield* FiberRef.get(Replayed))) return
-    const activity = activityOf({ method, path }, actor.userId, method === "POST" ? createdIdOf(response) : null)
+    if (actor === undefined) return
+    const path = request.url.split("?")[0]!
+    const activity = activityOf({ method: request.method, path }, actor.userId, changed)
     if (activity === undefined) return
-    const resourceId = activity.resourceType === "dataset" && activity.resourceId !== null
-      ? datasetNumber ?? (yield* numberOfCreated(store, activity.resourceId))
-      : activity.resourceId
     yield* store.recordActivity({
       organizationId: actor.organizationId,
       ...activity,
-      resourceId,
       isSystem: false,
       user: { id: actor.userId, name: actor.userName },
-      details: { method, path }
+      details: { method: request.method, path }
     }).pipe(Effect.catchAll((error) => Effect.logWarning("activity not recorded", error.message)))
   })
-}
-
-/** A dataset created through v1 answers with its UUID; the log names it by number. */
-const numberOfCreated = (store: StoreService, id: string): Effect.Effect<string> =>
-  /^[0-9]+$/.test(id) ? Effect.succeed(id) : Effect.map(datasetNumber(store, id), (number) => number ?? id)

@@ -1,74 +1,75 @@
 /**
- * What a mutation made through the API did, from its method and path alone (and the id a
- * creation answered with): the activity log's `action`, `resourceType` and `resourceId`.
- * Routes added later are covered without naming them here: paths alternate collection and id
- * (`/v2/datasets/12/purge`), and the resource an entry is about is the first of them.
+ * What the activity log calls a change: its `action` from the route's method and path (the
+ * resource's type and id come from what the handler reported, `activity.ts`). Paths alternate
+ * collection and id (`/v2/datasets/12/purge`): the action names what was done to the resource
+ * (`dataset.purge`, `dataset.columnMetadata.updated`), a creation under a parent
+ * (`POST /v1/accounts/2/data-sources`) is the child's creation.
  *
  * @since 0.1.0
  */
 
-/** @since 0.1.0 */
+/**
+ * What a mutation changed, as its handler reports it: the resource's type and id as the log
+ * names them (a dataset by its v2 number, a metric by its id as stored, never as a URL
+ * carried it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Changed {
+  readonly resourceType: string
+  readonly resourceId: string | number | null
+}
+
+
+/**
+ * An entry's `action`, `resourceType` and `resourceId`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ActivityOf {
   readonly action: string
   readonly resourceType: string | null
   readonly resourceId: string | null
 }
 
-/** Collection segments by the resource type they hold; others are camel-cased without their `s`. */
-const collections: Readonly<Record<string, string>> = {
-  "data-sources": "dataSource",
-  datasets: "dataset",
-  accounts: "account",
-  users: "user",
-  metrics: "metric",
-  connections: "connection",
-  boards: "board",
-  integrations: "integration",
-  modifications: "modification",
-  blocks: "block"
-}
-
 const camel = (segment: string) => segment.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
-
-const typeOf = (segment: string) => collections[segment] ?? camel(segment.replace(/s$/, ""))
 
 const verbs: Readonly<Record<string, string>> = { POST: "created", PUT: "updated", PATCH: "updated", DELETE: "deleted" }
 
 /**
- * The activity of a successful request, or undefined for one that changes nothing (reads)
- * or is not logged: ingestion (`POST .../data`) is the data itself, not a change of the
- * organization's setup, and has its own history (the dataset's ingestions).
+ * The entry of a successful request that reported `changed`, or undefined for a method that
+ * changes nothing or a path outside the API.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const activityOf = (
   request: { readonly method: string; readonly path: string },
   actorId: number,
-  createdId: string | null
+  changed: Changed
 ): ActivityOf | undefined => {
   const verb = verbs[request.method]
   if (verb === undefined) return undefined
   const segments = request.path.split("?")[0]!.split("/").filter((s) => s !== "")
   if (segments.length < 2 || !/^v[0-9]+$/.test(segments[0]!)) return undefined
-  const rest = segments.slice(1)
-  const [top, id, sub] = rest as [string, string | undefined, string | undefined]
-  const more = sub === undefined ? verb : request.method === "POST" ? camel(sub) : `${camel(sub)}.${verb}`
+  const [top, id, sub] = segments.slice(1) as [string, string | undefined, string | undefined]
+  const type = changed.resourceType
+  const resourceId = changed.resourceId === null ? null : String(changed.resourceId)
   switch (top) {
     case "organization":
-      return { action: `organization.${id === undefined ? verb : `${camel(id)}.${verb}`}`, resourceType: "administration", resourceId: null }
+      return { action: `organization.${id === undefined ? verb : `${camel(id)}.${verb}`}`, resourceType: type, resourceId }
     case "profile":
-      return { action: `profile.${verb}`, resourceType: "user", resourceId: String(actorId) }
-    case "billing":
-      return { action: `billing.${verb}`, resourceType: "billing", resourceId: null }
+      return { action: `profile.${verb}`, resourceType: type, resourceId: resourceId ?? String(actorId) }
   }
-  const type = typeOf(top)
-  if (id === undefined) return { action: `${type}.${verb}`, resourceType: type, resourceId: createdId }
-  if (sub === undefined) return { action: `${type}.${verb}`, resourceType: type, resourceId: id }
-  if (request.method === "POST" && sub === "data") return undefined
-  // A creation under its parent (`POST /v1/accounts/{id}/data-sources`) is about what it made.
-  const child = collections[sub]
-  if (request.method === "POST" && rest.length === 3 && child !== undefined && createdId !== null) {
-    return { action: `${child}.created`, resourceType: child, resourceId: createdId }
+  // `/v2/datasets/5` or a creation under a parent: the verb alone.
+  if (sub === undefined || segments.length === 4 && request.method === "POST" && type !== singular(top)) {
+    return { action: `${type}.${verb}`, resourceType: type, resourceId }
   }
-  return { action: `${type}.${more}`, resourceType: type, resourceId: id }
+  const more = request.method === "POST" ? camel(sub) : `${camel(sub)}.${verb}`
+  return { action: `${type}.${more}`, resourceType: type, resourceId }
 }
+
+/** A collection segment's resource type: `data-sources` is `dataSource`. */
+const singular = (segment: string) => camel(segment.replace(/s$/, ""))

@@ -17,6 +17,7 @@ import { Store, type StoreService } from "../core/store/Store.js"
  * wire error travels as a defect, which the error envelopes send as it is.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthorized, Store> =>
   Effect.flatMap(Store, (store) => principalOf(store, apiKey))

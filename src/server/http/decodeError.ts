@@ -12,7 +12,12 @@ import { formatPath, type Issue, objectIdentifiers, tidyIssues } from "../../int
 
 const maxMessageLength = 300
 
-/** Echoed text is cut: a message never carries more than a few hundred characters of input. */
+/**
+ * Echoed text is cut: a message never carries more than a few hundred characters of input.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const truncate = (text: string): string =>
   text.length > maxMessageLength ? `${text.slice(0, maxMessageLength)}…` : text
 
@@ -38,6 +43,9 @@ const requestObjectNames = (): ReadonlySet<string> => {
 /**
  * The first decode issue names the field (`records[3]`, `timezone`, `datasetId`). A v2
  * `{id}` that cannot be an id names no resource at all: 404, as for any unknown id.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const badRequestFromDecode = (issues: ReadonlyArray<Issue>, url: string) => {
   const issue = tidyIssues(issues, requestObjectNames())[0]
@@ -53,9 +61,19 @@ export const badRequestFromDecode = (issues: ReadonlyArray<Issue>, url: string) 
   })
 }
 
-/** 400 `invalid_json`, with the parser's reason. */
+/**
+ * 400 `invalid_json`, with the parser's reason.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const invalidJson = (reason: string) =>
   failWith("BadRequest", { code: "invalid_json", field: null, message: `the request body is not valid JSON: ${truncate(reason)}` })
 
-/** 413 `payload_too_large` for a body that turned out longer than the limit while read. */
+/**
+ * 413 `payload_too_large` for a body that turned out longer than the limit while read.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const bodyTooLarge = failWith("PayloadTooLarge", { code: "payload_too_large", message: "the request body is over the size limit" })

@@ -31,6 +31,7 @@ import { type DeepRecord, scanDepth } from "./jsonDepth.js"
  * checked body.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface IngestRoute {
   readonly takes: (request: IncomingMessage) => boolean
@@ -42,7 +43,10 @@ export interface IngestRoute {
   ) => void
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface FrontOptions {
   readonly maxBodyBytes: number
   /** Time to receive a whole request, headers and body. */
@@ -59,6 +63,7 @@ const errorAnswer = (error: WireError) => {
  * Sends `body` as JSON; `close` ends the connection after it (the rest of a body is not read).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sendJson = (
   response: ServerResponse,
@@ -80,6 +85,7 @@ export const sendJson = (
  * of a body is not read).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sendWireError = (response: ServerResponse, error: WireError, close = false) => {
   const { status, text } = errorAnswer(error)
@@ -122,6 +128,7 @@ const replay = (request: IncomingMessage, body: Buffer): IncomingMessage =>
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export class FrontServer extends Server {
   /** Set once the API's services are up; until then ingest requests go to the API. */
@@ -253,6 +260,7 @@ const cutOut = (body: Buffer, deepRecords: ReadonlyArray<DeepRecord>): Buffer =>
  * string follows. Ingest bodies are judged per record even when the API serves them.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const ingestTarget = (url: string) => {
   const match = /^\/(v[12])\/datasets\/([^/?]+)\/data(\?|$)/.exec(url)

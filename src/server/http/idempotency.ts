@@ -10,27 +10,29 @@ import { createHash } from "node:crypto"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, FiberRef } from "effect"
-import { Replayed } from "./activity.js"
+import { Effect } from "effect"
 import { CurrentPrincipal } from "../../api/security.js"
 import { Store } from "../core/store/Store.js"
 
-/** 24 hours, the service's window. @since 0.1.0 */
+/**
+ * 24 hours, the service's window.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const idempotencyWindowMillis = 24 * 60 * 60 * 1000
 
 const fingerprintOf = (body: unknown): string => createHash("sha256").update(JSON.stringify(body ?? null)).digest("hex")
 
 /**
  * Marks the answer of the API request being served as a replay: the `idempotent-replayed`
- * header, and nothing logged (`Replayed`).
+ * header. (Nothing is logged: the replay ran nothing, so reported no change.)
  *
  * @since 0.1.0
+ * @category defaults
  */
-export const markReplayed: Effect.Effect<void, never, HttpServerRequest.HttpServerRequest> = Effect.zipRight(
-  HttpApp.appendPreResponseHandler((_request, response) =>
-    Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
-  ),
-  FiberRef.set(Replayed, true)
+export const markReplayed: Effect.Effect<void, never, HttpServerRequest.HttpServerRequest> = HttpApp.appendPreResponseHandler(
+  (_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
 )
 
 /**
@@ -38,6 +40,7 @@ export const markReplayed: Effect.Effect<void, never, HttpServerRequest.HttpServ
  * route (`method` and `path`, without the query); tells whether the answer is a replay.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const once = <A, E, R>(
   request: { readonly userId: number; readonly method: string; readonly path: string; readonly key: string },
@@ -60,6 +63,7 @@ export const once = <A, E, R>(
  * and a replay is marked with the `idempotent-replayed` header. Without a key it simply runs.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const idempotent = <A, E, R>(key: string | undefined, body: unknown, execute: Effect.Effect<A, E, R>) => {
   if (key === undefined) return execute

@@ -14,7 +14,10 @@
  */
 import { MaxJsonDepth } from "../../records.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DeepRecord {
   /** Its index in the `records` array. */
   readonly index: number
@@ -23,7 +26,10 @@ export interface DeepRecord {
   readonly end: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type DepthScan =
   | { readonly _tag: "Within"; readonly deepRecords: ReadonlyArray<DeepRecord> }
   | { readonly _tag: "TooDeep"; readonly offset: number }
@@ -50,6 +56,7 @@ const bytesEqual = (bytes: Uint8Array, start: number, end: number, expected: Uin
  * judged one by one. A malformed body is not an error here: the parser says what is wrong.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const scanDepth = (bytes: Uint8Array, options: { readonly records: boolean }): DepthScan => {
   const deepRecords: Array<DeepRecord> = []

@@ -12,6 +12,7 @@ import type { Page, Slice } from "../core/store/Store.js"
  * A store page with its page number, as v2 shows it.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const pageView = <A, B>(
   page: Page<A>,
@@ -26,6 +27,7 @@ export const pageView = <A, B>(
  * A v2 list answer: the page `fetch` finds for the request's slice, each item shown by `item`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const respondPage = <A, B, E, R>(
   request: PageRequest,

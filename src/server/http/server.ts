@@ -57,6 +57,7 @@ import { V2ProfileLive, V2UsersLive } from "./v2/users.js"
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface ServerOptions {
   readonly host: string
@@ -80,7 +81,12 @@ export interface ServerOptions {
   readonly traced?: boolean | undefined
 }
 
-/** 10 MB, the documented default body limit. @since 0.1.0 */
+/**
+ * 10 MB, the documented default body limit.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultMaxBodyBytes = 10 * 1024 * 1024
 
 const isRequestError = (u: unknown): u is { readonly _tag: "RequestError"; readonly cause?: unknown } =>
@@ -241,7 +247,12 @@ export const apiLayer = (options: Pick<ServerOptions, "seed" | "maxBodyBytes" | 
 
 class Front extends Context.Tag("tributary/server/Front")<Front, FrontServer>() {}
 
-/** 60 s to receive a whole request: a 10 MB body at 170 KB/s. @since 0.1.0 */
+/**
+ * 60 s to receive a whole request: a 10 MB body at 170 KB/s.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultRequestTimeoutMillis = 60_000
 
 const nodeServer = (options: ServerOptions) =>
@@ -302,6 +313,7 @@ export const layer = (options: ServerOptions): Layer.Layer<HttpServer.HttpServer
  * `http://host:port` of a running server.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const serverUrl = (address: HttpServer.Address): string =>
   address._tag === "TcpAddress"

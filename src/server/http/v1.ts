@@ -7,7 +7,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { TributaryApi } from "../../api/index.js"
 import { timezones } from "../core/timezones.js"
 import * as Ingest from "./ingest.js"
-import { serve } from "./handler.js"
+import { byId, change, datasetByNumber, serve } from "./handler.js"
 import { respond } from "./envelope.js"
 import { listAccounts } from "../core/catalog/accounts.js"
 import { createDataSource, deleteDataSource, listDataSourcesOfAccount } from "../core/catalog/dataSources.js"
@@ -78,11 +78,17 @@ const ingestionDetailV1 = (ingestion: Ingestion, current: DatasetStats) => {
   }
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1AuthLive = HttpApiBuilder.group(TributaryApi, "v1Auth", (handlers) =>
   handlers.handle("validateKey", () => respond("success", { message: "The API key is valid" })))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (handlers) =>
   handlers
     .handle("listAccounts", () =>
@@ -103,18 +109,23 @@ export const V1AccountsLive = HttpApiBuilder.group(TributaryApi, "v1Accounts", (
         (datasets) => respond("success", { datasets: datasets.map(datasetV1) })
       )))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSources", (handlers) =>
   handlers
     .handle("createDataSource", ({ payload }) =>
-      serve((principal) =>
+      change((principal) =>
           createDataSource(principal, { accountId: payload.accountId, name: payload.title, timezone: payload.timezone }),
+        byId("dataSource"),
         (d) =>
           respond("processing", { id: d.id, title: d.name, created: d.createdAt, timezone: d.timezone, key: d.key })
         ))
     .handle("deleteDataSource", ({ path }) =>
-      serve(
+      change(
         (principal) => deleteDataSource(principal, path.dataSourceId),
+        byId("dataSource"),
         (d) => respond("success", { message: `Data source ${d.id} and all its datasets were deleted` })
       ))
     .handle("listDatasets", ({ path }) =>
@@ -126,11 +137,14 @@ export const V1DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v1DataSourc
 /** v1 ingestion lists: pages from 1, 100 ingestions by default. */
 const v1IngestionPages = { defaultSize: 100, max: Number.MAX_SAFE_INTEGER, first: 1 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (handlers) =>
   handlers
     .handle("createDataset", ({ payload }) =>
-      serve((principal) =>
+      change((principal) =>
           createDataset(principal, {
             dataSourceId: payload.dataSourceId,
             name: payload.title ?? "",
@@ -138,17 +152,20 @@ export const V1DatasetsLive = HttpApiBuilder.group(TributaryApi, "v1Datasets", (
             schema: [],
             primaryKeyField: "primaryKeys"
           }),
+        datasetByNumber,
         (d) => respond("success", { id: d.id, title: d.name, created: d.createdAt })))
     .handle("getDataset", ({ path }) =>
       serve((principal) => visibleDataset(principal, path.datasetId), (d) => respond("success", datasetV1(d))))
     .handle("deleteDataset", ({ path }) =>
-      serve(
+      change(
         (principal) => deleteDataset(principal, path.datasetId),
+        datasetByNumber,
         (d) => respond("success", { message: `Dataset ${d.id} and its data were deleted` })
       ))
     .handle("purgeDataset", ({ path }) =>
-      serve(
+      change(
         (principal) => purgeDataset(principal, path.datasetId),
+        datasetByNumber,
         (d) => respond("success", { message: `All rows of dataset ${d.id} were removed` })
       ))
     // Idempotency-Key is a v2 feature; v1 accepts it too, as an extension.

@@ -24,6 +24,7 @@ import { failWith } from "./envelope.js"
  * errors its endpoint declares.
  *
  * @since 0.1.0
+ * @category models
  */
 export type WireOf<E> = E extends NotFound ? Wire.NotFound
   : E extends Forbidden ? Wire.Forbidden
@@ -38,6 +39,7 @@ export type WireOf<E> = E extends NotFound ? Wire.NotFound
  * The wire error for a domain error.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const toWireError = <E extends DomainError>(error: E): Effect.Effect<never, WireOf<E>> => {
   const wire = (): Effect.Effect<never, Wire.WireError> => {
@@ -90,6 +92,7 @@ export const toWireError = <E extends DomainError>(error: E): Effect.Effect<neve
  * Presents a service call: its domain errors become wire errors.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const present = <A, E extends DomainError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, WireOf<E>, R> =>
   Effect.catchAll(effect, (error) => toWireError(error))

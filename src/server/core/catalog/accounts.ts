@@ -14,6 +14,7 @@ import { requireRoomFor } from "./organization.js"
  * Every account of the principal's organization.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listAccounts = (principal: Principal) => Effect.flatMap(Store, (store) => store.accounts(principal.organizationId))
 
@@ -22,6 +23,7 @@ export const listAccounts = (principal: Principal) => Effect.flatMap(Store, (sto
  * holds it; `NotFound` otherwise, so other organizations' ids reveal nothing.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const visibleAccount = (principal: Principal, accountId: number = principal.defaultAccountId) =>
   Effect.flatMap(Store, (store) => store.account(accountId)).pipe(
@@ -32,7 +34,10 @@ export const visibleAccount = (principal: Principal, accountId: number = princip
     )
   )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface AccountListRequest {
   readonly search?: string | undefined
   readonly sortBy?: "name" | "website" | "managedBy" | undefined
@@ -43,6 +48,7 @@ export interface AccountListRequest {
  * A page of the organization's accounts (any role may read them).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listAccountPage = (principal: Principal, request: AccountListRequest, slice: Slice) =>
   Effect.flatMap(Store, (store) =>
@@ -70,6 +76,7 @@ const websiteOf = (url: string | null | undefined) => url === undefined ? undefi
  * Creates a client account of the organization (admins only, within `limits.accounts`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const createAccount = (
   principal: Principal,
@@ -94,6 +101,7 @@ export const createAccount = (
  * Changes an account's name, manager or website (admins only).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateAccount = (
   principal: Principal,
@@ -127,6 +135,7 @@ export const updateAccount = (
  * account (keys act on an account when a request names none).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteAccount = (principal: Principal, id: number) =>
   Effect.gen(function*() {

@@ -22,7 +22,10 @@ import { requireRoomFor } from "./organization.js"
 import { visibleAccount } from "./accounts.js"
 import { visibleConnection } from "./connections.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CreateDataSource {
   readonly accountId?: number | undefined
   readonly name: string
@@ -45,6 +48,7 @@ const checkTimezone = (timezone: string) =>
  * Creates an ingestion data source in the given (or the key's) account; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const createDataSource = (principal: Principal, input: CreateDataSource) =>
   Effect.gen(function*() {
@@ -71,6 +75,7 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
  * The data source `id` if the principal may see it; `NotFound` otherwise.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const visibleDataSource = (principal: Principal, id: number) =>
   Effect.flatMap(Store, (store) => store.dataSource(id)).pipe(
@@ -85,6 +90,7 @@ export const visibleDataSource = (principal: Principal, id: number) =>
  * A visible data source the principal may change: `NotFound`, then `Forbidden`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const editableDataSource = (principal: Principal, id: number) =>
   Effect.tap(visibleDataSource(principal, id), () => requireRole(principal, "editor", "change data sources"))
@@ -93,6 +99,7 @@ export const editableDataSource = (principal: Principal, id: number) =>
  * The data sources of an account that the principal may see (v1: every one, in one list).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listDataSourcesOfAccount = (principal: Principal, accountId: number) =>
   Effect.gen(function*() {
@@ -102,7 +109,10 @@ export const listDataSourcesOfAccount = (principal: Principal, accountId: number
     return page.items
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListParams extends PageRequest {
   readonly search?: string | undefined
   readonly connectionId?: number | undefined
@@ -114,6 +124,7 @@ export interface ListParams extends PageRequest {
  * A page of the data sources of the principal's organization that the principal may see.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listDataSources = (principal: Principal, params: ListParams) =>
   Effect.gen(function*() {
@@ -151,6 +162,7 @@ const requireEveryDatasetVisible = (principal: Principal, dataSource: DataSource
  * every dataset in it is visible to the principal.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteDataSource = (principal: Principal, id: number) =>
   Effect.gen(function*() {
@@ -172,6 +184,7 @@ const changed = (id: number) =>
  * Changes a data source's settings; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateDataSource = (principal: Principal, id: number, patch: DataSourcePatch) =>
   Effect.gen(function*() {
@@ -186,6 +199,7 @@ export const updateDataSource = (principal: Principal, id: number, patch: DataSo
  * Sets a data source's time zone; optionally its datasets' too, and optionally purges them.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setDataSourceTimezone = (
   principal: Principal,
@@ -205,6 +219,7 @@ export const setDataSourceTimezone = (
  * when every dataset in it is visible to the principal.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const purgeDataSource = (principal: Principal, id: number) =>
   Effect.gen(function*() {

@@ -21,7 +21,10 @@ import { canSee, requireRole } from "../permissions.js"
 import { visibleAccount } from "./accounts.js"
 import { type ListParams, visibleDataSource } from "./dataSources.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface CreateDataset {
   readonly dataSourceId: number | undefined
   readonly name: string
@@ -59,6 +62,7 @@ const checkSchema = (input: CreateDataset) =>
  * Creates an empty dataset in a visible data source; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const createDataset = (principal: Principal, input: CreateDataset) =>
   Effect.gen(function*() {
@@ -89,6 +93,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
  * The dataset `id` if the principal may see it; `NotFound` otherwise.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const visibleDataset = (principal: Principal, id: DatasetRef) =>
   Effect.flatMap(Store, (store) => store.dataset(id)).pipe(
@@ -103,6 +108,7 @@ export const visibleDataset = (principal: Principal, id: DatasetRef) =>
  * A visible dataset the principal may change: `NotFound`, then `Forbidden`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const editableDataset = (principal: Principal, id: DatasetRef, action = "change datasets") =>
   Effect.tap(visibleDataset(principal, id), () => requireRole(principal, "editor", action))
@@ -119,6 +125,7 @@ const everyVisible = (principal: Principal, scope: { readonly dataSourceId: numb
  * The datasets of a visible data source that the principal may see (v1: in one list).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: number) =>
   Effect.flatMap(visibleDataSource(principal, dataSourceId), (dataSource) =>
@@ -129,6 +136,7 @@ export const listDatasetsOfDataSource = (principal: Principal, dataSourceId: num
  * in one list); `NotFound` for another organization's account.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listDatasetsOfAccount = (principal: Principal, accountId: number) =>
   Effect.flatMap(visibleAccount(principal, accountId), (account) => everyVisible(principal, { accountId: account.id }))
@@ -137,6 +145,7 @@ export const listDatasetsOfAccount = (principal: Principal, accountId: number) =
  * A page of the datasets the principal may see, optionally of one data source.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const listDatasets = (principal: Principal, params: ListParams & { readonly dataSourceId?: number | undefined }) =>
   Effect.gen(function*() {
@@ -156,6 +165,7 @@ export const listDatasets = (principal: Principal, params: ListParams & { readon
  * Deletes a dataset and its rows; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const deleteDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
@@ -169,6 +179,7 @@ export const deleteDataset = (principal: Principal, id: DatasetRef) =>
  * Removes every row of a dataset and keeps the dataset; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const purgeDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
@@ -188,6 +199,7 @@ const updated = (id: DatasetRef) =>
  * Changes a dataset's settings; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateDataset = (principal: Principal, id: DatasetRef, patch: DatasetPatch) =>
   Effect.gen(function*() {
@@ -200,6 +212,7 @@ export const updateDataset = (principal: Principal, id: DatasetRef, patch: Datas
  * Copies a dataset with its schema, key, settings and rows; editors and admins only.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const duplicateDataset = (principal: Principal, id: DatasetRef, name: string | undefined) =>
   Effect.gen(function*() {

@@ -14,6 +14,7 @@ import { Store } from "../store/Store.js"
  * The principal's organization (it exists while its keys do; a missing one is `NotFound`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const ownOrganization = (principal: Pick<Principal, "organizationId">) =>
   Effect.flatMap(Store, (store) => store.organization(principal.organizationId)).pipe(
@@ -27,6 +28,7 @@ export const ownOrganization = (principal: Pick<Principal, "organizationId">) =>
  * Counts of what the organization holds, with its limits.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const usage = (principal: Principal) =>
   Effect.gen(function*() {
@@ -41,6 +43,7 @@ export const usage = (principal: Principal) =>
  * overshoot by their number.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const requireRoomFor = (principal: Principal, what: "users" | "dataSources" | "accounts") =>
   Effect.flatMap(usage(principal), ({ counts, limits }) => {

@@ -17,10 +17,16 @@ import type { Principal, Role } from "../../../api/security.js"
 import type { Modifications } from "../definitions/modifications.js"
 import type { AggregationFunction, ColumnRef, FilterGroup } from "../definitions/metrics.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type AccountType = "organization" | "agency" | "client"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Organization {
   readonly id: number
   readonly name: string
@@ -31,7 +37,10 @@ export interface Organization {
   readonly limits: Limits
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface OrganizationAddress {
   readonly street: string | null
   readonly zip: string | null
@@ -40,7 +49,10 @@ export interface OrganizationAddress {
   readonly country: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface OrganizationSettings {
   readonly dateFormat: string | null
   readonly numberFormat: string | null
@@ -49,7 +61,10 @@ export interface OrganizationSettings {
   readonly fiscalYearStart: { readonly month: number; readonly day: number } | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface OrganizationMetadata {
   readonly industry: ReadonlyArray<string> | null
   readonly businessType: ReadonlyArray<string> | null
@@ -57,7 +72,10 @@ export interface OrganizationMetadata {
   readonly annualRevenue: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface OrganizationProfile {
   readonly companyName: string | null
   readonly websiteUrl: string | null
@@ -68,7 +86,10 @@ export interface OrganizationProfile {
   readonly metadata: OrganizationMetadata | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const emptyOrganizationProfile: OrganizationProfile = {
   companyName: null,
   websiteUrl: null,
@@ -79,7 +100,10 @@ export const emptyOrganizationProfile: OrganizationProfile = {
   metadata: null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Plan {
   readonly name: string
   readonly status: string
@@ -91,6 +115,7 @@ export interface Plan {
  * How many of each the organization may hold; null is unlimited.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Limits {
   readonly users: number | null
@@ -98,7 +123,10 @@ export interface Limits {
   readonly accounts: number | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Invoice {
   readonly invoiceId: string | null
   readonly date: string | null
@@ -113,12 +141,19 @@ export interface Invoice {
  * The seed's plan when it names none; limits generous enough for any development use.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const defaultPlan: Plan = { name: "Development", status: "active", billingPeriod: null, billingEmail: null }
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultLimits: Limits = { users: 1000, dataSources: 10_000, accounts: 1000 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Account {
   readonly id: number
   readonly organizationId: number
@@ -131,14 +166,20 @@ export interface Account {
   readonly createdAt: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface UserMetadata {
   readonly department: string | null
   readonly title: string | null
   readonly role: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface User {
   readonly id: number
   readonly organizationId: number
@@ -156,6 +197,7 @@ export interface User {
  * One entry of the activity log: a mutation made through the API.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ActivityEntry {
   readonly id: number
@@ -169,7 +211,10 @@ export interface ActivityEntry {
   readonly details: unknown
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ActivityQuery extends Slice {
   readonly organizationId: number
   readonly resourceType?: string | undefined
@@ -181,14 +226,20 @@ export interface ActivityQuery extends Slice {
   readonly to?: string | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface AccountQuery extends Slice {
   readonly organizationId: number
   readonly search?: string | undefined
   readonly sort?: { readonly by: "name" | "website" | "managedBy"; readonly order: SortOrder } | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface UserQuery extends Slice {
   readonly organizationId: number
   readonly role?: Role | undefined
@@ -197,10 +248,16 @@ export interface UserQuery extends Slice {
   readonly sort?: { readonly by: "name" | "createdAt" | "role"; readonly order: SortOrder } | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type AccountPatch = Partial<Pick<Account, "name" | "websiteUrl" | "managedBy">>
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type UserPatch = Partial<Pick<User, "name" | "role" | "timezone" | "metadata">>
 
 /**
@@ -208,13 +265,17 @@ export type UserPatch = Partial<Pick<User, "name" | "role" | "timezone" | "metad
  * refused because it would remove or demote the last admin.
  *
  * @since 0.1.0
+ * @category models
  */
 export type UserChange<A> =
   | { readonly _tag: "Done"; readonly value: A }
   | { readonly _tag: "Missing" }
   | { readonly _tag: "LastAdmin" }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Usage {
   readonly users: number
   readonly dataSources: number
@@ -225,19 +286,26 @@ export interface Usage {
  * Who may see a data source or dataset.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Permissions {
   readonly accessLevel: "everyone" | "selectedUsers" | "private"
   readonly accessList: ReadonlyArray<{ readonly id: number; readonly name: string }> | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Creator {
   readonly id: number
   readonly name: string
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DataSource {
   readonly id: number
   readonly organizationId: number
@@ -256,21 +324,30 @@ export interface DataSource {
   readonly connectionId: number | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Verification {
   readonly isVerified: boolean
   readonly verifiedAt: string | null
   readonly verifiedBy: Creator | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DatasetMetadata {
   readonly description: string | null
   readonly synonyms: ReadonlyArray<string> | null
   readonly defaultTimeDimension: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ColumnMetadata {
   readonly description: string | null
   readonly conceptType: "measure" | "dimension" | "timeDimension" | null
@@ -282,6 +359,7 @@ export interface ColumnMetadata {
  * query per item.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface DatasetActivity {
   readonly lastIngestionId: string
@@ -295,10 +373,14 @@ export interface DatasetActivity {
  * `Dataset.number`). Every store looks a dataset up by either.
  *
  * @since 0.1.0
+ * @category models
  */
 export type DatasetRef = string | number
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Dataset {
   /** The v1 id, a UUID; the store's own key for the dataset. */
   readonly id: string
@@ -331,21 +413,32 @@ export interface Dataset {
  * What a new data source or dataset starts with beyond its required fields.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const defaultPermissions: Permissions = { accessLevel: "everyone", accessList: null }
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const unverified: Verification = { isVerified: false, verifiedAt: null, verifiedBy: null }
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const emptyMetadata: DatasetMetadata = { description: null, synonyms: null, defaultTimeDimension: null }
 
 /**
  * `queued` -> `processing` -> `success` | `failed` | `purged`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type IngestionStatus = "queued" | "processing" | "success" | "failed" | "purged"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface IngestionProblem {
   readonly code: string
   readonly field: string | null
@@ -354,7 +447,10 @@ export interface IngestionProblem {
   readonly record: unknown
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface IngestionCounts {
   readonly received: number
   readonly appended: number
@@ -362,7 +458,10 @@ export interface IngestionCounts {
   readonly rejected: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DatasetStats {
   readonly columnCount: number
   readonly rowCount: number
@@ -370,14 +469,20 @@ export interface DatasetStats {
   readonly size: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const statsOf = (dataset: Dataset): DatasetStats => ({
   columnCount: dataset.schema.length,
   rowCount: dataset.rowCount,
   size: dataset.size
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Ingestion {
   readonly id: string
   readonly datasetId: string
@@ -394,7 +499,10 @@ export interface Ingestion {
   readonly failure: string | null
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface NewIngestion extends Pick<Ingestion, "datasetId" | "initiatedBy"> {
   /** Milliseconds after acceptance before a worker may take it; none when absent. */
   readonly processingDelayMillis?: number | undefined
@@ -404,6 +512,7 @@ export interface NewIngestion extends Pick<Ingestion, "datasetId" | "initiatedBy
  * An ingestion a worker holds under a lease: no other worker takes it until the lease ends.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ClaimedIngestion {
   readonly ingestion: Ingestion
@@ -417,6 +526,7 @@ export interface ClaimedIngestion {
  * rows are written: the columns to add, the rows to write and the records rejected.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface IngestionDecision {
   readonly newColumns: ReadonlyArray<Column>
@@ -428,22 +538,32 @@ export interface IngestionDecision {
  * The user a list is shown to: lists hold only what this user may see (see `canSee`).
  *
  * @since 0.1.0
+ * @category models
  */
 export type Viewer = Pick<Principal, "userId" | "organizationId" | "role">
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Slice {
   readonly offset: number
   readonly limit: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Page<A> {
   readonly items: ReadonlyArray<A>
   readonly totalItems: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type SortOrder = "asc" | "desc"
 
 /**
@@ -451,10 +571,14 @@ export type SortOrder = "asc" | "desc"
  * case-insensitively; missing values sort last either way.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ListSortField = "name" | "createdAt" | "lastActivityAt"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ListQuery extends Slice {
   readonly viewer: Viewer
   /** Case-insensitive substring of the name. */
@@ -462,13 +586,19 @@ export interface ListQuery extends Slice {
   readonly sort?: { readonly by: ListSortField; readonly order: SortOrder } | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DataSourceQuery extends ListQuery {
   readonly accountId?: number | undefined
   readonly connectionId?: number | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface DatasetQuery extends ListQuery {
   readonly dataSourceId?: number | undefined
   /** Datasets of the account's data sources. */
@@ -479,6 +609,7 @@ export interface DatasetQuery extends ListQuery {
  * A page of stored rows, in storage order unless sorted by a column of the schema.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RowQuery extends Slice {
   readonly sort?: { readonly column: Column; readonly order: SortOrder } | undefined
@@ -489,6 +620,7 @@ export interface RowQuery extends Slice {
  * source is (`canSee`, its manager as the creator); only its manager deletes it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Connection {
   readonly id: number
@@ -506,13 +638,22 @@ export interface Connection {
   readonly dataSourcesCount: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type NewConnection = Omit<Connection, "id" | "createdAt" | "dataSourcesCount">
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ConnectionPatch = Partial<Pick<Connection, "name" | "permissions" | "sharedWithAccounts">>
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ConnectionQuery extends Slice {
   readonly viewer: Viewer
   /** Case-insensitive substring of the name. */
@@ -524,6 +665,7 @@ export interface ConnectionQuery extends Slice {
  * whoever sees its dataset.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Metric {
   readonly id: string
@@ -541,10 +683,16 @@ export interface Metric {
   readonly createdBy: Creator
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type NewMetric = Omit<Metric, "id" | "createdAt">
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type MetricPatch = Partial<
   Pick<Metric, "name" | "measure" | "date" | "aggregationFunction" | "dimensions" | "filters" | "verification">
 >
@@ -553,6 +701,7 @@ export type MetricPatch = Partial<
  * Metrics the viewer may see (those of datasets it may see), in creation order unless sorted.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface MetricQuery extends Slice {
   readonly viewer: Viewer
@@ -563,10 +712,16 @@ export interface MetricQuery extends Slice {
   readonly sort?: { readonly by: "name" | "createdAt"; readonly order: SortOrder } | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type DataSourcePatch = Partial<Pick<DataSource, "name" | "timezone" | "syncInterval" | "permissions">>
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type DatasetPatch = Partial<
   Pick<Dataset, | "name"
     | "timezone"
@@ -579,23 +734,35 @@ export type DatasetPatch = Partial<
   >
 >
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityAt" | "connectionId"> & {
   readonly connectionId?: number | null | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount" | "size" | "activity" | "modifications">
 
 /**
  * The store. Every method is atomic; who may do what is the services' concern.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface StoreService {
-  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by name,
+  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by seed key,
   // by organization and name, by organization and email, by key): seeding twice changes nothing.
-  readonly ensureOrganization: (name: string) => Effect.Effect<Organization, StoreError>
+  /**
+   * The seed's organization known by `seedKey` (the name the seed gives it), made with that
+   * name the first time. Found by the key, never by the name: a renamed organization is still
+   * the seed's.
+   */
+  readonly ensureOrganization: (seedKey: string) => Effect.Effect<Organization, StoreError>
   readonly ensureAccount: (
     organizationId: number,
     account: Pick<Account, "name" | "accountType">
@@ -767,6 +934,6 @@ export interface StoreService {
 
 /**
  * @since 0.1.0
- * @category tags
+ * @category services
  */
 export class Store extends Context.Tag("tributary/server/Store")<Store, StoreService>() {}

@@ -12,6 +12,7 @@ import type { Dataset, Ingestion, NewDataset } from "./Store.js"
  * A dataset as created at `now` (milliseconds) with the v2 id `number`: empty, never ingested into.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const newDataset = (input: NewDataset, now: number, number: number): Dataset => ({
   ...input,
@@ -28,6 +29,7 @@ export const newDataset = (input: NewDataset, now: number, number: number): Data
  * An ingestion as accepted at `now` (milliseconds): queued, nothing counted but what it carries.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const newIngestion = (
   input: Pick<Ingestion, "datasetId" | "initiatedBy">,

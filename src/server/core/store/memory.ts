@@ -140,10 +140,13 @@ const afterIo: Effect.Effect<void> = Effect.async((resume) => {
  * Builds an empty memory store.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (): Effect.Effect<StoreService> =>
   Effect.map(Queue.sliding<void>(1), (wakeUp) => {
     const organizations = new Map<number, Organization>()
+    /** The seed's organizations by the name the seed gives them (a rename does not change it). */
+    const seedKeys = new Map<string, number>()
     const accounts = new Map<number, Account>()
     const users = new Map<number, User>()
     const keys = new Map<string, number>()
@@ -278,18 +281,19 @@ export const make = (): Effect.Effect<StoreService> =>
     }
 
     const service: StoreService = {
-      ensureOrganization: (name) =>
+      ensureOrganization: (seedKey) =>
         Effect.sync(() => {
-          const existing = [...organizations.values()].find((o) => o.name === name)
-          if (existing !== undefined) return existing
+          const known = seedKeys.get(seedKey)
+          if (known !== undefined) return organizations.get(known)!
           const organization: Organization = {
             id: organizationIds(),
-            name,
+            name: seedKey,
             profile: emptyOrganizationProfile,
             plan: defaultPlan,
             limits: defaultLimits
           }
           organizations.set(organization.id, organization)
+          seedKeys.set(seedKey, organization.id)
           return organization
         }),
       ensureAccount: (organizationId, input) =>

@@ -232,9 +232,26 @@ const ingestionOrder = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * The seed finds its organizations by a key of their own, the name the seed gave them, kept
+ * when a user renames one (found by name, a renamed organization was made again under its old
+ * name at the next start, and the seed's boards went to the copy). The organizations made
+ * before are the seed's, named as the seed named them unless renamed since: their name is the
+ * best key there is. Names need not be unique any more: a rename may take a name the seed will
+ * give to another organization.
+ */
+const organizationSeedKey = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.all([
+    sql`ALTER TABLE organizations ADD COLUMN seed_key text`,
+    sql`UPDATE organizations SET seed_key = name`,
+    sql`CREATE UNIQUE INDEX organizations_seed_key ON organizations (seed_key)`,
+    sql`ALTER TABLE organizations DROP CONSTRAINT organizations_name_key`
+  ], { discard: true, concurrency: 1 }))
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const migrations = {
   "1_initial": initial,
@@ -242,5 +259,6 @@ export const migrations = {
   "3_metrics_connections": metrics,
   "4_modifications": modifications,
   "15_organization": organization,
-  "16_ingestion_order": ingestionOrder
+  "16_ingestion_order": ingestionOrder,
+  "17_organization_seed_key": organizationSeedKey
 }

@@ -13,6 +13,7 @@ const collator = new Intl.Collator(undefined, { sensitivity: "base" })
  * Sorts by a value (strings case-insensitively, numbers by value, nulls last); stable.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sortedBy = <A>(
   items: ReadonlyArray<A>,
@@ -35,6 +36,7 @@ export const sortedBy = <A>(
  * Case-insensitive substring match of `search` in the name (an absent search matches all).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const matchesSearch = (name: string, search: string | undefined): boolean =>
   search === undefined || name.toLowerCase().includes(search.toLowerCase())

@@ -22,6 +22,7 @@ import { primaryKeyOf, type Row, rowJsonBytes } from "../../../records.js"
  * Where rows are written, and what it already holds.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RowLedger {
   /** The size of the row held under a primary-key string (written earlier in this batch included). */
@@ -36,6 +37,7 @@ export interface RowLedger {
  * What writing a batch changed.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RowCounts {
   readonly appended: number
@@ -50,6 +52,7 @@ export interface RowCounts {
  * the sizes it holds before it writes.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const keysOf = (rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<string>): ReadonlyArray<string> =>
   primaryKey.length === 0 ? [] : rows.map((row) => primaryKeyOf(row, primaryKey))
@@ -58,6 +61,7 @@ export const keysOf = (rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<strin
  * Writes `rows` into `ledger` in order and counts what changed.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const writeRows = (rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<string>, ledger: RowLedger): RowCounts => {
   let bytesDelta = 0

@@ -60,6 +60,7 @@ import { IdempotencyKeyReused, StoreError } from "../errors.js"
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface SqlStoreOptions {
   /** `postgres://user:password@host:port/database`. */
@@ -69,7 +70,12 @@ export interface SqlStoreOptions {
   readonly maxConnections?: number | undefined
 }
 
-/** The default schema. @since 0.1.0 */
+/**
+ * The default schema.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const defaultSchema = "tributary"
 
 const ingestionChannel = "tributary_ingestions"
@@ -365,6 +371,9 @@ const toActivity = (r: ActivityRecord): ActivityEntry => ({
  * The ORDER BY of rows sorted by a column, as text (exported for the benchmark's raw SQL): the same text makes the sort index, so the
  * column name is an escaped literal, not a parameter. Values of another type than the column's
  * (none get in, but arrays of strings may sit in a string column) sort as missing: last.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const sortKeyOf = (column: Column, order: "asc" | "desc"): string => {
   const key = Pg.escapeLiteral(column.id)
@@ -387,6 +396,7 @@ const ingestionColumns = "id, dataset_id, status, initiated_at, initiated_by, du
  * Builds the store over a Postgres client whose connections use the store's schema.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -611,10 +621,10 @@ export const make = Effect.gen(function*() {
     })))
 
   const service: StoreService = {
-    ensureOrganization: (name) =>
+    ensureOrganization: (seedKey) =>
       storeCall(Effect.map(
-        sql<OrganizationRecord>`INSERT INTO organizations (name) VALUES (${name})
-          ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING ${organizationColumns}`,
+        sql<OrganizationRecord>`INSERT INTO organizations (name, seed_key) VALUES (${seedKey}, ${seedKey})
+          ON CONFLICT (seed_key) DO UPDATE SET seed_key = EXCLUDED.seed_key RETURNING ${organizationColumns}`,
         (rows) => toOrganization(rows[0]!)
       )),
     ensureAccount: (organizationId, account) =>
@@ -1354,6 +1364,7 @@ export const clientLayer = (options: SqlStoreOptions): Layer.Layer<PgClient.PgCl
  * Creates the schema and runs the migrations, one process at a time.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const migrate = (schema: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -37,13 +37,17 @@ import {
  * Filters applied on top of a metric (drilldown, values, board blocks): groups of conditions.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface AppliedFilters {
   readonly logicalOperator: LogicalOperator
   readonly groups: ReadonlyArray<FilterGroup>
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface MetricDefinition {
   readonly measure: ColumnRef
   readonly date: ColumnRef
@@ -52,7 +56,12 @@ export interface MetricDefinition {
   readonly filters: FilterGroup | null
 }
 
-/** A row test. @since 0.1.0 */
+/**
+ * A row test.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RowPredicate = (row: Row) => boolean
 
 const invalid = (field: string, message: string) => Either.left(new InvalidField({ field, message }))
@@ -84,6 +93,7 @@ const scalarsOf = (cell: RecordValue | undefined): ReadonlyArray<string | number
  * operator when any of its values does.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const compileCondition = (
   columns: ReadonlyArray<Column>,
@@ -178,6 +188,7 @@ const compileJoined = <A>(
  * Compiles a group of conditions (an empty group keeps every row).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const compileGroup = (
   columns: ReadonlyArray<Column>,
@@ -196,6 +207,7 @@ export const compileGroup = (
  * Compiles applied filters: groups joined by the outer logical operator.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const compileApplied = (
   columns: ReadonlyArray<Column>,
@@ -216,6 +228,7 @@ export const compileApplied = (
  * columns, and the filters compile. Gives the definition's own filter.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const checkDefinition = (
   columns: ReadonlyArray<Column>,
@@ -250,6 +263,7 @@ export const checkDefinition = (
  * A period in Unix seconds, both ends included.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Period {
   readonly startTimestamp: number
@@ -267,6 +281,7 @@ interface DatedRow {
  * passing `keep`. Rows without a readable date are in no period.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const rowsInPeriod = (
   rows: Iterable<Row>,
@@ -293,6 +308,7 @@ export const rowsInPeriod = (
  * for a row without a value.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const dimensionValuesOf = (cell: RecordValue | undefined): ReadonlyArray<string | null> => {
   const scalars = scalarsOf(cell)
@@ -336,6 +352,7 @@ class Accumulator {
  * measure has a value; `sum`, `avg`, `min` and `max` are null without any.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const aggregate = (
   cells: Iterable<RecordValue | undefined>,
@@ -346,7 +363,10 @@ export const aggregate = (
   return { value: acc.value(aggregation), rowCount: acc.rowCount }
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ValuesQuery {
   readonly period?: Period | undefined
   /** Without one: a single bucket for the whole period. */
@@ -356,7 +376,10 @@ export interface ValuesQuery {
   readonly filter?: RowPredicate | undefined
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ValueItem {
   /** The bucket's first local day; null for the whole period. */
   readonly date: string | null
@@ -368,7 +391,10 @@ export interface ValueItem {
   readonly rowCount: number
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface MetricValues {
   readonly total: { readonly value: number | null; readonly rowCount: number }
   readonly items: ReadonlyArray<ValueItem>
@@ -381,6 +407,7 @@ const dayKey = (date: LocalDate) => date.year * 10_000 + date.month * 100 + date
  * that holds at least one row, in bucket order, then dimension value order (null last).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const metricValues = (
   rows: Iterable<Row>,
@@ -439,6 +466,7 @@ export const metricValues = (
  * (case-insensitively), without the empty value.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const distinctDimensionValues = (rows: Iterable<Row>, dimension: string, keep: RowPredicate): ReadonlyArray<string> => {
   const values = new Set<string>()
@@ -454,6 +482,7 @@ export const distinctDimensionValues = (rows: Iterable<Row>, dimension: string, 
  * cell by its values joined); null sorts last.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sortValueOf = (column: Column, timeZone: string) => (row: Row): string | number | null => {
   const cell = row[column.id]
@@ -467,6 +496,7 @@ export const sortValueOf = (column: Column, timeZone: string) => (row: Row): str
  * Rows sorted by a column (stable: ties keep storage order), or in storage order.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sortRows = (
   rows: ReadonlyArray<Row>,

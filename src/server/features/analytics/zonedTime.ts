@@ -51,6 +51,7 @@ const wallClockAt = (millis: number, timeZone: string): number => {
  * The zone's offset from UTC at an instant, in minutes (east positive).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const offsetMinutesAt = (millis: number, timeZone: string): number => {
   const whole = Math.floor(millis / 1000) * 1000
@@ -62,6 +63,7 @@ export const offsetMinutesAt = (millis: number, timeZone: string): number => {
  * a forward DST jump resolves with the offset before the jump; a repeated one takes the first.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const instantOfWallClock = (wallClock: number, timeZone: string): number => {
   const first = wallClock - offsetMinutesAt(wallClock, timeZone) * 60_000
@@ -80,6 +82,7 @@ const isoPattern =
  * it is a wall-clock time (a bare date: midnight) of `timeZone`. Undefined for anything else.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const instantOf = (value: string, timeZone: string): number | undefined => {
   const m = isoPattern.exec(value)
@@ -105,6 +108,7 @@ export const instantOf = (value: string, timeZone: string): number | undefined =
  * The calendar day of the zone at an instant.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const localDateAt = (millis: number, timeZone: string): LocalDate => {
   const wall = new Date(wallClockAt(millis, timeZone))
@@ -115,6 +119,7 @@ export const localDateAt = (millis: number, timeZone: string): LocalDate => {
  * The instant a local day of the zone starts.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const startOfLocalDate = (date: LocalDate, timeZone: string): number =>
   instantOfWallClock(Date.UTC(date.year, date.month - 1, date.day), timeZone)
@@ -123,13 +128,17 @@ export const startOfLocalDate = (date: LocalDate, timeZone: string): number =>
  * `n` calendar days after (or before) a day.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const addDays = (date: LocalDate, n: number): LocalDate => {
   const d = new Date(Date.UTC(date.year, date.month - 1, date.day + n))
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() }
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Granularity = "daily" | "weekly" | "monthly"
 
 /**
@@ -137,6 +146,7 @@ export type Granularity = "daily" | "weekly" | "monthly"
  * or the first of its month.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const bucketStart = (date: LocalDate, granularity: Granularity): LocalDate => {
   switch (granularity) {
@@ -155,6 +165,7 @@ export const bucketStart = (date: LocalDate, granularity: Granularity): LocalDat
  * The first day of the next bucket after the one starting on `start`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const nextBucketStart = (start: LocalDate, granularity: Granularity): LocalDate => {
   switch (granularity) {
@@ -173,6 +184,7 @@ const pad = (n: number, width = 2) => String(Math.abs(n)).padStart(width, "0")
  * `2026-01-05`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const formatLocalDate = (date: LocalDate): string => `${pad(date.year, 4)}-${pad(date.month)}-${pad(date.day)}`
 
@@ -181,6 +193,7 @@ export const formatLocalDate = (date: LocalDate): string => `${pad(date.year, 4)
  * whole seconds.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const formatZoned = (millis: number, timeZone: string): string => {
   const offset = offsetMinutesAt(millis, timeZone)

@@ -26,13 +26,25 @@ import { withArticle } from "../../../internal/text.js"
 import { functionByName } from "./functions.js"
 import { compareValues, type FormulaType, type Value } from "./values.js"
 
-/** @since 0.1.0 @category limits */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxFormulaLength = 2000
-/** @since 0.1.0 @category limits */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxDepth = 32
-/** @since 0.1.0 @category limits */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxStringLiteral = 1000
-/** @since 0.1.0 @category limits */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxNumberLiteral = 32
 
 /** @since 0.1.0 @category models */
@@ -372,7 +384,7 @@ export type Parsed =
  * Parses a formula. Never throws: an invalid formula is a `FormulaError` with its position.
  *
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const parseFormula = (text: string): Parsed => {
   if (text.length > MaxFormulaLength) {
@@ -394,7 +406,7 @@ export const parseFormula = (text: string): Parsed => {
  * The column ids a formula reads, each once, in order of first use.
  *
  * @since 0.1.0
- * @category parsing
+ * @category utils
  */
 export const referencedColumns = (expr: Expr): ReadonlyArray<string> => {
   const seen = new Set<string>()
@@ -528,7 +540,7 @@ const typed = (expr: Expr, columnType: (id: string) => FormulaType | undefined):
  * error at the first operand whose type does not fit. `NULL` fits every type.
  *
  * @since 0.1.0
- * @category typing
+ * @category utils
  */
 export const checkFormula = (
   expr: Expr,
@@ -584,7 +596,7 @@ const normalZero = (n: number) => n === 0 ? 0 : n
  * an exception.
  *
  * @since 0.1.0
- * @category evaluation
+ * @category utils
  */
 export const evaluate = (expr: Typed, column: (id: string) => Value): Value => {
   switch (expr._tag) {

@@ -34,7 +34,12 @@ interface Param {
   readonly repeats?: boolean
 }
 
-/** A type error of a call: which argument (undefined: the call itself) and why. */
+/**
+ * A type error of a call: which argument (undefined: the call itself) and why.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CallTypeError {
   readonly argument?: number | undefined
   readonly message: string
@@ -554,7 +559,7 @@ const byName = new Map(table.map((f) => [f.name, f]))
  * Every function, in the order listed by the functions route.
  *
  * @since 0.1.0
- * @category functions
+ * @category utils
  */
 export const formulaFunctions: ReadonlyArray<FormulaFunction> = table
 
@@ -562,6 +567,6 @@ export const formulaFunctions: ReadonlyArray<FormulaFunction> = table
  * A function by its upper-case name (a `Map`, so no inherited names answer).
  *
  * @since 0.1.0
- * @category functions
+ * @category utils
  */
 export const functionByName = (name: string): FormulaFunction | undefined => byName.get(name)

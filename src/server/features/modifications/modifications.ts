@@ -65,13 +65,33 @@ export interface ModificationError {
   readonly position?: number | undefined
 }
 
-/** At most this many calculated columns per dataset. @since 0.1.0 @category limits */
+/**
+ * At most this many calculated columns per dataset.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxFormulas = 50
-/** At most this many conditions per column filter. @since 0.1.0 @category limits */
+/**
+ * At most this many conditions per column filter.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxConditions = 20
-/** At most this many values in an `in`/`not_in` condition. @since 0.1.0 @category limits */
+/**
+ * At most this many values in an `in`/`not_in` condition.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxInValues = 1000
-/** The longest calculated column id and display name. @since 0.1.0 @category limits */
+/**
+ * The longest calculated column id and display name.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxNameLength = 255
 
 /**
@@ -258,7 +278,7 @@ const passes = (cell: Value, condition: FilterCondition, type: ColumnType): bool
  * Whether a cell passes a column filter: all conditions (`AND`) or any (`OR`).
  *
  * @since 0.1.0
- * @category filters
+ * @category utils
  */
 export const passesFilter = (cell: Value, filter: ColumnFilter, type: ColumnType): boolean =>
   filter.logicalOperator === "OR"
@@ -364,7 +384,7 @@ const formulaProblem = (field: string, error: FormulaError): ModificationError =
  * are allowed conversions with known formats; `order` lists no column twice.
  *
  * @since 0.1.0
- * @category compiling
+ * @category utils
  */
 export const compile = (schema: ReadonlyArray<Column>, definition: Modifications): Compiled => {
   const errors: Array<ModificationError> = []
@@ -602,7 +622,7 @@ const makePlan = (
  * calculated column took): such calculated columns are left out, the stored column wins.
  *
  * @since 0.1.0
- * @category compiling
+ * @category utils
  */
 export const applyModifications = (schema: ReadonlyArray<Column>, definition: Modifications): Compiled => {
   const compiled = compile(schema, definition)
@@ -621,7 +641,7 @@ export const applyModifications = (schema: ReadonlyArray<Column>, definition: Mo
  * page sorted in memory comes out as a page sorted by the store.
  *
  * @since 0.1.0
- * @category sorting
+ * @category utils
  */
 export const sortKey = (cell: RecordValue | undefined, type: ColumnType): string | number | null => {
   if (cell === undefined || cell === null) return null

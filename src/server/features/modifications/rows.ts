@@ -22,7 +22,12 @@ import { noModifications } from "../../core/definitions/modifications.js"
 import { type Dataset, type DatasetRef, type Page, type SortOrder, Store } from "../../core/store/Store.js"
 import { sortedBy } from "../../core/store/order.js"
 
-/** Rows read per store call when every row must be evaluated. @since 0.1.0 */
+/**
+ * Rows read per store call when every row must be evaluated.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const scanChunk = 5000
 
 /**
@@ -31,6 +36,7 @@ export const scanChunk = 5000
  * the rows are shown unmodified rather than not at all.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const planOf = (dataset: Pick<Dataset, "schema" | "modifications">): Plan => {
   const applied = applyModifications(dataset.schema, dataset.modifications)
@@ -40,7 +46,10 @@ export const planOf = (dataset: Pick<Dataset, "schema" | "modifications">): Plan
   throw new Error("a schema without modifications always compiles")
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModifiedRowQuery {
   readonly offset: number
   readonly limit: number
@@ -52,6 +61,7 @@ export interface ModifiedRowQuery {
  * keeps in all.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const modifiedRows = (dataset: Dataset, plan: Plan, query: ModifiedRowQuery) =>
   Effect.gen(function*() {
@@ -82,6 +92,7 @@ export const modifiedRows = (dataset: Dataset, plan: Plan, query: ModifiedRowQue
  * order. Reads the whole dataset: for readers that aggregate (metrics) or sort computed values.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const evaluatedRows = (dataset: Dataset, plan: Plan) =>
   Effect.gen(function*() {
@@ -102,6 +113,7 @@ export const evaluatedRows = (dataset: Dataset, plan: Plan) =>
  * The sort column of a rows request: a column of the view (stored or calculated), else a 400.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sortOf = (plan: Plan, sortBy: string | undefined, sortOrder: SortOrder | undefined) => {
   if (sortBy === undefined) return Effect.succeed(undefined)
@@ -111,7 +123,10 @@ export const sortOf = (plan: Plan, sortBy: string | undefined, sortOrder: SortOr
     : Effect.succeed({ column, order: sortOrder ?? "asc" })
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface RowParams extends PageRequest {
   readonly sortBy?: string | undefined
   readonly sortOrder?: SortOrder | undefined
@@ -125,6 +140,7 @@ const rowPages = { defaultSize: 200, max: 1000, first: 0 }
  * filters, hidden columns left out), sorted by a column of the view if asked.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const datasetRows = (principal: Principal, id: DatasetRef, params: RowParams) =>
   Effect.gen(function*() {

@@ -11,7 +11,7 @@ import type { ColumnType } from "../../../records.js"
  * Filter operators by column type (the type after any data type change).
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const filterRules: Readonly<Record<ColumnType, ReadonlyArray<string>>> = {
   string: [
@@ -52,25 +52,36 @@ export const filterRules: Readonly<Record<ColumnType, ReadonlyArray<string>>> = 
   ]
 }
 
-/** Logical types a data type change may produce. @since 0.1.0 @category rules */
+/**
+ * Logical types a data type change may produce.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export type LogicalType = "string" | "number" | "currency" | "percentage" | "duration" | "datetime"
 
 /**
  * The column type a logical type is stored as: currency, percentage and duration are numbers.
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const physicalTypeOf = (logical: LogicalType): ColumnType =>
   logical === "string" ? "string" : logical === "datetime" ? "datetime" : "number"
 
-/** @since 0.1.0 @category rules */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export interface InputFormat {
   readonly id: string
   readonly displayName: string
 }
 
-/** @since 0.1.0 @category rules */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export interface Conversion {
   readonly outputLogicalType: LogicalType
   /** `null` in the list: no input format needed (the default reading). */
@@ -81,7 +92,7 @@ export interface Conversion {
  * Text date formats a `string` column may be read with; `ISO_8601` is the default.
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const textDateFormats: ReadonlyArray<InputFormat> = [
   { id: "ISO_8601", displayName: "ISO 8601 (2026-01-31 or 2026-01-31T10:00:00Z)" },
@@ -96,7 +107,7 @@ export const textDateFormats: ReadonlyArray<InputFormat> = [
  * Unix time units a `number` column may be read with as a datetime; seconds are the default.
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const unixFormats: ReadonlyArray<InputFormat> = [
   { id: "UNIX_SECONDS", displayName: "Unix time in seconds" },
@@ -109,7 +120,7 @@ const plain = (outputLogicalType: LogicalType): Conversion => ({ outputLogicalTy
  * The data type changes allowed from each column type.
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const conversionsByPhysicalType: Readonly<Record<ColumnType, ReadonlyArray<Conversion>>> = {
   string: [
@@ -130,7 +141,10 @@ export const conversionsByPhysicalType: Readonly<Record<ColumnType, ReadonlyArra
   datetime: [plain("datetime"), plain("string")]
 }
 
-/** @since 0.1.0 @category rules */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export interface OutputFormat {
   readonly id: string
   readonly displayName: string
@@ -141,7 +155,7 @@ export interface OutputFormat {
  * How values of each logical type may be shown. Display only: rows keep their values.
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const outputFormatsByLogicalType: Readonly<Record<LogicalType, ReadonlyArray<OutputFormat>>> = {
   string: [{ id: "TEXT", displayName: "Text", format: "@" }],
@@ -166,10 +180,18 @@ export const outputFormatsByLogicalType: Readonly<Record<LogicalType, ReadonlyAr
   ]
 }
 
-/** Logical types whose output may be scaled. @since 0.1.0 @category rules */
+/**
+ * Logical types whose output may be scaled.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const scalableLogicalTypes: ReadonlyArray<LogicalType> = ["number", "currency"]
 
-/** @since 0.1.0 @category rules */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const scaleOptions: ReadonlyArray<{ readonly id: string; readonly displayName: string; readonly example: string }> = [
   { id: "none", displayName: "None", example: "1234567" },
   { id: "thousands", displayName: "Thousands", example: "1,234.6K" },
@@ -181,7 +203,7 @@ export const scaleOptions: ReadonlyArray<{ readonly id: string; readonly display
  * The rules answer, as `GET /v2/datasets/modifications/rules` serves it.
  *
  * @since 0.1.0
- * @category rules
+ * @category utils
  */
 export const modificationRules = {
   filterRules,

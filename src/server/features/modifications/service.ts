@@ -15,14 +15,24 @@ import { type DatasetRef, type SortOrder, Store } from "../../core/store/Store.j
 import { editableDataset, visibleDataset } from "../../core/catalog/datasets.js"
 import { modifiedRows, planOf, sortOf } from "./rows.js"
 
-/** A data type change as a request carries it: formats optional. @since 0.1.0 */
+/**
+ * A data type change as a request carries it: formats optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface DataTypeInput {
   readonly outputLogicalType: string
   readonly inputFormat?: string | null | undefined
   readonly outputFormat?: { readonly type: string; readonly scale?: string | null | undefined } | null | undefined
 }
 
-/** A definition as a request carries it: every key optional (left out: cleared). @since 0.1.0 */
+/**
+ * A definition as a request carries it: every key optional (left out: cleared).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModificationsInput {
   readonly filters?: Modifications["filters"] | undefined
   readonly formulas?: Modifications["formulas"] | undefined
@@ -68,6 +78,7 @@ const compiled = (schema: Parameters<typeof compile>[0], definition: Modificatio
  * The dataset's modifications, expanded (`order` and `visibility` cover every column).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const getModifications = (principal: Principal, id: DatasetRef) =>
   Effect.map(visibleDataset(principal, id), (dataset) => planOf(dataset))
@@ -84,6 +95,7 @@ const store = (id: string, modifications: Modifications) =>
  * Replaces the dataset's modifications with `input` (keys left out are cleared).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const setModifications = (principal: Principal, id: DatasetRef, input: ModificationsInput) =>
   Effect.gen(function*() {
@@ -92,21 +104,27 @@ export const setModifications = (principal: Principal, id: DatasetRef, input: Mo
     const plan = yield* compiled(dataset.schema, definition)
     // The order is stored in full: the default order of calculated columns follows the keys of
     // `formulas`, which a Postgres jsonb document does not keep in the order they were sent.
-    return yield* store(dataset.id, { ...definition, order: plan.expanded.order })
+    return { dataset, plan: yield* store(dataset.id, { ...definition, order: plan.expanded.order }) }
   })
 
 /**
  * Removes every modification of the dataset.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const clearModifications = (principal: Principal, id: DatasetRef) =>
   Effect.flatMap(
     editableDataset(principal, id, "change dataset modifications"),
-    (dataset) => store(dataset.id, complete({}))
+    (dataset) => Effect.map(store(dataset.id, complete({})), (plan) => ({ dataset, plan }))
   )
 
-/** Preview answers carry at most this many rows. @since 0.1.0 */
+/**
+ * Preview answers carry at most this many rows.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const PreviewRows = 200
 
 /**
@@ -114,6 +132,7 @@ export const PreviewRows = 200
  * dataset may preview.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const previewModifications = (
   principal: Principal,

@@ -27,7 +27,7 @@ export type Value = number | string | boolean | null
  * joined with `", "`.
  *
  * @since 0.1.0
- * @category conversions
+ * @category utils
  */
 export const cellValue = (cell: RecordValue | undefined): Value => {
   if (cell === undefined || cell === null) return null
@@ -57,7 +57,7 @@ const num = (s: string | undefined) => s === undefined || s === "" ? 0 : Number(
  * The fields of an ISO 8601 date or date-time; undefined for anything else.
  *
  * @since 0.1.0
- * @category conversions
+ * @category utils
  */
 export const dateFields = (text: string): DateFields | undefined => {
   if (!isIsoDateTime(text)) return undefined
@@ -84,7 +84,12 @@ export const dateFields = (text: string): DateFields | undefined => {
   }
 }
 
-/** Milliseconds of the fields read as UTC wall-clock time (no offset applied). */
+/**
+ * Milliseconds of the fields read as UTC wall-clock time (no offset applied).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const wallClockMillis = (f: DateFields) =>
   Date.UTC(f.year, f.month - 1, f.day, f.hour, f.minute, f.second, f.millisecond)
 
@@ -92,7 +97,7 @@ export const wallClockMillis = (f: DateFields) =>
  * The instant an ISO value denotes, in epoch milliseconds (no offset: UTC).
  *
  * @since 0.1.0
- * @category conversions
+ * @category utils
  */
 export const instantOf = (text: string): number | undefined => {
   const f = dateFields(text)
@@ -107,7 +112,7 @@ const pad = (n: number, width = 2) => String(n).padStart(width, "0")
  * Undefined outside years 0000–9999.
  *
  * @since 0.1.0
- * @category conversions
+ * @category utils
  */
 export const formatWallClock = (millis: number, dateOnly: boolean, offset: string): string | undefined => {
   const d = new Date(millis)
@@ -125,7 +130,7 @@ export const formatWallClock = (millis: number, dateOnly: boolean, offset: strin
  * UTF-16 code units, `FALSE` before `TRUE`. Undefined when they cannot be compared.
  *
  * @since 0.1.0
- * @category comparison
+ * @category utils
  */
 export const compareValues = (a: Value, b: Value, type: FormulaType): number | undefined => {
   if (a === null || b === null) return undefined
@@ -148,7 +153,7 @@ export const compareValues = (a: Value, b: Value, type: FormulaType): number | u
  * round-trip form, `TRUE`/`FALSE`, datetimes as stored.
  *
  * @since 0.1.0
- * @category conversions
+ * @category utils
  */
 export const textOf = (v: Value): string | null =>
   v === null ? null : typeof v === "boolean" ? (v ? "TRUE" : "FALSE") : String(v)
@@ -158,7 +163,7 @@ export const textOf = (v: Value): string | null =>
  * spaces; thousands separators are not accepted. Null when it is not one.
  *
  * @since 0.1.0
- * @category conversions
+ * @category utils
  */
 export const numberOfText = (s: string): number | null => {
   const t = s.trim()
@@ -172,6 +177,6 @@ export const numberOfText = (s: string): number | null => {
  * calculated columns, each `CONCAT($previous, $previous)`, would double a string per column.
  *
  * @since 0.1.0
- * @category limits
+ * @category defaults
  */
 export const MaxStringValue = 10_000

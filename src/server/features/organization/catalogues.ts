@@ -7,7 +7,10 @@
  * @since 0.1.0
  */
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Option {
   readonly value: string
   readonly label: string
@@ -20,6 +23,7 @@ const options = (...labels: ReadonlyArray<readonly [value: string, label: string
  * Business classification of an organization.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const organizationOptions = {
   industries: options(
@@ -50,7 +54,10 @@ export const organizationOptions = {
   )
 } as const
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface Department extends Option {
   readonly roles: ReadonlyArray<Option>
 }
@@ -59,6 +66,7 @@ export interface Department extends Option {
  * Departments and the job roles of each (a profile's `metadata.department` and `metadata.role`).
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const departments: ReadonlyArray<Department> = [
   {
@@ -92,5 +100,6 @@ export const departments: ReadonlyArray<Department> = [
  * Whether `value` is one of `list`'s values.
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isOption = (list: ReadonlyArray<Option>, value: string): boolean => list.some((o) => o.value === value)

@@ -271,6 +271,7 @@ const entries: ReadonlyArray<readonly [code: string, name: string]> = [
  * All 249 countries, by code.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const countries: ReadonlyArray<Country> = entries.map(([code, name]) => ({ code, name }))
 
@@ -280,5 +281,6 @@ const codes = new Set(entries.map(([code]) => code))
  * Whether `code` is an ISO 3166-1 alpha-2 code (upper case).
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isCountryCode = (code: string): boolean => codes.has(code)

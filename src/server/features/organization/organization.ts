@@ -11,7 +11,10 @@ import { ownOrganization } from "../../core/catalog/organization.js"
 import { type OrganizationPatch, mergeOrganization } from "./profiles.js"
 import { type Slice, Store } from "../../core/store/Store.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const getOrganization = (principal: Principal) =>
   Effect.zipRight(requireRole(principal, "admin", "read the organization"), ownOrganization(principal))
 
@@ -19,6 +22,7 @@ export const getOrganization = (principal: Principal) =>
  * Applies a patch to the organization (admins only; see `mergeOrganization` for the rules).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const updateOrganization = (principal: Principal, patch: OrganizationPatch & { readonly name?: string | undefined }) =>
   Effect.gen(function*() {
@@ -38,6 +42,7 @@ export const updateOrganization = (principal: Principal, patch: OrganizationPatc
  * a bare date takes the whole day.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const parseDateBound = (field: string, value: string, end: boolean): Either.Either<string, InvalidField> => {
   const bare = /^\d{4}-\d{2}-\d{2}$/.test(value)
@@ -49,7 +54,10 @@ export const parseDateBound = (field: string, value: string, end: boolean): Eith
   return Either.right(`${new Date(at).toISOString().slice(0, 23)}${bare && end ? "999" : "000"}Z`)
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface ActivityFilter {
   readonly resourceType?: string | undefined
   readonly userId?: number | undefined
@@ -62,6 +70,7 @@ export interface ActivityFilter {
  * A page of the organization's activity log, newest first (admins only).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const activityLog = (principal: Principal, filter: ActivityFilter, slice: Slice) =>
   Effect.gen(function*() {
@@ -80,14 +89,20 @@ export const activityLog = (principal: Principal, filter: ActivityFilter, slice:
     })
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const billing = (principal: Principal) =>
   Effect.zipRight(
     requireRole(principal, "admin", "read billing"),
     Effect.map(ownOrganization(principal), (organization) => organization.plan)
   )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const invoices = (principal: Principal, slice: Slice) =>
   Effect.zipRight(
     requireRole(principal, "admin", "read invoices"),

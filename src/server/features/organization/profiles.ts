@@ -15,13 +15,19 @@ import type {
   UserMetadata
 } from "../../core/store/Store.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface FieldError {
   readonly field: string
   readonly message: string
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface OrganizationPatch {
   readonly companyName?: string | undefined
   readonly websiteUrl?: string | undefined
@@ -123,6 +129,7 @@ const mergeMetadata = (
  * The organization's profile after `patch`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const mergeOrganization = (
   stored: OrganizationProfile,
@@ -143,7 +150,10 @@ export const mergeOrganization = (
     }
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export interface UserMetadataPatch {
   readonly department?: string | null | undefined
   readonly title?: string | null | undefined
@@ -160,6 +170,7 @@ const clearable = (given: string | null | undefined, stored: string | null): str
  * department.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const mergeUserMetadata = (
   stored: UserMetadata | null,

@@ -4,13 +4,8 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { idempotent } from "../idempotency.js"
-import { respondPage } from "../paging.js"
-import { serve } from "../handler.js"
+import { byId, change, changeOnce, serve, servePage } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   createAccount,
@@ -27,24 +22,23 @@ const detail = (a: Account) => ({ ...listItem(a), companyName: a.companyName, cr
 
 const respondDetail = (a: Account) => respond("success", { data: detail(a) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2AccountsLive = HttpApiBuilder.group(TributaryApi, "v2Accounts", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => respondPage(urlParams, (slice) => listAccountPage(p, urlParams, slice), listItem)),
-        present
-      ))
+      servePage(urlParams, (p, slice) => listAccountPage(p, urlParams, slice), listItem))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(headers["idempotency-key"], payload, createAccount(principal, payload).pipe(Effect.flatMap(respondDetail))))
-        .pipe(present))
+      changeOnce({ key: headers["idempotency-key"], body: payload }, (p) => createAccount(p, payload), byId("account"), respondDetail))
     .handle("get", ({ path }) =>
       serve((p) => visibleAccount(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      serve((p) => updateAccount(p, path.id, payload), respondDetail))
+      change((p) => updateAccount(p, path.id, payload), byId("account"), respondDetail))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteAccount(p, path.id),
+        byId("account"),
         (a) => respond("success", { data: { message: `Account ${a.id} was deleted` } })
       )))

@@ -4,16 +4,15 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { respondPage } from "../paging.js"
-import { serve } from "../handler.js"
+import { serve, servePage } from "../handler.js"
 import { respond } from "../envelope.js"
 import { billing, invoices } from "../../features/organization/organization.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2BillingLive = HttpApiBuilder.group(TributaryApi, "v2Billing", (handlers) =>
   handlers
     .handle("get", () =>
@@ -23,7 +22,4 @@ export const V2BillingLive = HttpApiBuilder.group(TributaryApi, "v2Billing", (ha
           })
         ))
     .handle("invoices", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => respondPage(urlParams, (slice) => invoices(p, slice), (invoice) => invoice)),
-        present
-      )))
+      servePage(urlParams, (p, slice) => invoices(p, slice), (invoice) => invoice)))

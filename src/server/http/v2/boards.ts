@@ -15,7 +15,10 @@ const list = ({ urlParams }: { readonly urlParams: BoardListParams }) =>
 const metrics = ({ path }: { readonly path: { readonly id: number } }) =>
   serve((p) => boardMetrics(p, path.id), (data) => respond("success", { data }))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2BoardsLive = HttpApiBuilder.group(TributaryApi, "v2Boards", (handlers) =>
   handlers
     .handle("list", list)

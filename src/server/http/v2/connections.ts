@@ -6,7 +6,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { TributaryApi } from "../../../api/index.js"
 import { pageView } from "../paging.js"
-import { serve } from "../handler.js"
+import { byId, change, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   deleteConnection,
@@ -43,7 +43,10 @@ const detail = (c: Connection) => ({
 
 const permissionsOf = (c: Connection) => ({ ...c.permissions, sharedWithAccounts: c.sharedWithAccounts })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2ConnectionsLive = HttpApiBuilder.group(TributaryApi, "v2Connections", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
@@ -54,16 +57,18 @@ export const V2ConnectionsLive = HttpApiBuilder.group(TributaryApi, "v2Connectio
     .handle("get", ({ path }) =>
       serve((p) => visibleConnection(p, path.id), (c) => respond("success", { data: detail(c) })))
     .handle("update", ({ path, payload }) =>
-      serve((p) => renameConnection(p, path.id, payload.name), (c) => respond("success", { data: detail(c) })))
+      change((p) => renameConnection(p, path.id, payload.name), byId("connection"), (c) => respond("success", { data: detail(c) })))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteConnection(p, path.id),
+        byId("connection"),
         (c) => respond("success", { data: { message: `Connection ${c.id} was deleted` } })
       ))
     .handle("getPermissions", ({ path }) =>
       serve((p) => visibleConnection(p, path.id), (c) => respond("success", { data: permissionsOf(c) })))
     .handle("setPermissions", ({ path, payload }) =>
-      serve(
+      change(
         (p) => setConnectionPermissions(p, path.id, payload),
+        byId("connection"),
         (c) => respond("success", { data: permissionsOf(c) })
       )))

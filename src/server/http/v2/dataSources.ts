@@ -4,13 +4,9 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { idempotent } from "../idempotency.js"
-import { present } from "../wireErrors.js"
 import { pageView } from "../paging.js"
-import { serve } from "../handler.js"
+import { byId, change, changeOnce, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   createDataSource,
@@ -24,7 +20,12 @@ import {
 import { setDataSourcePermissions, setDataSourceSyncInterval, syncFrequencyOptions } from "../../features/settings.js"
 import type { DataSource } from "../../core/store/Store.js"
 
-/** API data sources are always healthy. */
+/**
+ * API data sources are always healthy.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const activeStatus = {
   status: "active",
   statusCode: "active",
@@ -53,7 +54,10 @@ const detail = (d: DataSource) => ({
 
 const respondDetail = (d: DataSource) => respond("success", { data: detail(d) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSources", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
@@ -62,48 +66,47 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
         ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          { payload, accountId: headers["x-account-id"] },
-          createDataSource(principal, {
+      changeOnce(
+        { key: headers["idempotency-key"], body: { payload, accountId: headers["x-account-id"] } },
+        (p) =>
+          createDataSource(p, {
             accountId: headers["x-account-id"],
             name: payload.name,
             timezone: payload.timezone,
             integrationKey: payload.integrationKey,
             connectionId: payload.connectionId
-          }).pipe(Effect.flatMap(respondDetail))
-        )).pipe(present))
+          }),
+        byId("dataSource"),
+        respondDetail
+      ))
     .handle("get", ({ path }) =>
       serve((p) => visibleDataSource(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      serve((p) => updateDataSource(p, path.id, { name: payload.name }), respondDetail))
+      change((p) => updateDataSource(p, path.id, { name: payload.name }), byId("dataSource"), respondDetail))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteDataSource(p, path.id),
+        byId("dataSource"),
         (d) => respond("success", { data: { message: `Data source ${d.id} and all its datasets were deleted` } })
       ))
     .handle("purge", ({ headers, path }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          null,
-          purgeDataSource(principal, path.id).pipe(
-            Effect.flatMap(({ dataSource, datasetCount }) =>
-              respond("success", {
-                data: { message: `All data of data source ${dataSource.id} (${datasetCount} datasets) was removed` }
-              })
-            )
-          )
-        )).pipe(present))
+      changeOnce(
+        { key: headers["idempotency-key"], body: null },
+        (p) => purgeDataSource(p, path.id),
+        ({ dataSource }) => ({ resourceType: "dataSource", resourceId: dataSource.id }),
+        ({ dataSource, datasetCount }) =>
+          respond("success", {
+            data: { message: `All data of data source ${dataSource.id} (${datasetCount} datasets) was removed` }
+          })
+      ))
     .handle("setTimezone", ({ path, payload }) =>
-      serve((p) => setDataSourceTimezone(p, path.id, payload), respondDetail))
+      change((p) => setDataSourceTimezone(p, path.id, payload), byId("dataSource"), respondDetail))
     .handle("getPermissions", ({ path }) =>
       serve((p) => visibleDataSource(p, path.id), (d) => respond("success", { data: d.permissions })))
     .handle("setPermissions", ({ path, payload }) =>
-      serve((p) => setDataSourcePermissions(p, path.id, payload), (d) => respond("success", { data: d.permissions })))
+      change((p) => setDataSourcePermissions(p, path.id, payload), byId("dataSource"), (d) => respond("success", { data: d.permissions })))
     .handle("setSyncFrequency", ({ path, payload }) =>
-      serve((p) => setDataSourceSyncInterval(p, path.id, payload.syncInterval), respondDetail))
+      change((p) => setDataSourceSyncInterval(p, path.id, payload.syncInterval), byId("dataSource"), respondDetail))
     .handle("syncFrequencyOptions", ({ path }) =>
       serve(
         (p) => visibleDataSource(p, path.id),

@@ -6,15 +6,11 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { idempotent } from "../idempotency.js"
 import { formulaFunctions } from "../../features/modifications/functions.js"
 import type { Plan } from "../../features/modifications/modifications.js"
 import { modificationRules } from "../../features/modifications/rules.js"
-import { serve } from "../handler.js"
+import { change, changeOnce, datasetByNumber, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   clearModifications,
@@ -46,7 +42,10 @@ const answer = (plan: Plan) =>
     }
   })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DatasetModificationsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetModifications", (handlers) =>
   handlers
     .handle("functions", () => respond("success", { data: { items: functionItems } }))
@@ -54,14 +53,14 @@ export const V2DatasetModificationsLive = HttpApiBuilder.group(TributaryApi, "v2
     .handle("get", ({ path }) =>
       serve((p) => getModifications(p, path.id), answer))
     .handle("set", ({ headers, path, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          payload,
-          setModifications(principal, path.id, payload).pipe(Effect.flatMap(answer))
-        )).pipe(present))
+      changeOnce(
+        { key: headers["idempotency-key"], body: payload },
+        (p) => setModifications(p, path.id, payload),
+        ({ dataset }) => datasetByNumber(dataset),
+        ({ plan }) => answer(plan)
+      ))
     .handle("clear", ({ path }) =>
-      serve((p) => clearModifications(p, path.id), answer))
+      change((p) => clearModifications(p, path.id), ({ dataset }) => datasetByNumber(dataset), ({ plan }) => answer(plan)))
     .handle("preview", ({ path, payload, urlParams }) =>
       serve((p) => previewModifications(p, path.id, payload, urlParams), ({ page, plan }) =>
           respond("success", {

@@ -11,7 +11,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
 import { sliceOf } from "../../core/paging.js"
-import { serve } from "../handler.js"
+import { change, datasetByNumber, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { visibleDataset } from "../../core/catalog/datasets.js"
 import { planOf } from "../../features/modifications/rows.js"
@@ -44,35 +44,40 @@ const columnMetadataItems = (d: Dataset) => {
   })
 }
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DatasetSettingsLive = HttpApiBuilder.group(TributaryApi, "v2DatasetSettings", (handlers) =>
   handlers
     .handle("getMetadata", ({ path }) =>
       serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: d.metadata })))
     .handle("updateMetadata", ({ path, payload }) =>
-      serve((p) => updateMetadata(p, path.id, payload), (d) => respond("success", { data: d.metadata })))
+      change((p) => updateMetadata(p, path.id, payload), datasetByNumber, (d) => respond("success", { data: d.metadata })))
     .handle("getColumnMetadata", ({ path }) =>
       serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: { items: columnMetadataItems(d) } })))
     .handle("updateColumnMetadata", ({ path, payload }) =>
-      serve(
+      change(
         (p) => updateColumnMetadata(p, path.id, payload.columns),
+        datasetByNumber,
         (d) => respond("success", { data: { items: columnMetadataItems(d) } })
       ))
     .handle("setTimezone", ({ path, payload }) =>
-      serve((p) => setDatasetTimezone(p, path.id, payload.timezone, payload.purgeData === true), respondDetail))
+      change((p) => setDatasetTimezone(p, path.id, payload.timezone, payload.purgeData === true), datasetByNumber, respondDetail))
     .handle("getPermissions", ({ path }) =>
       serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: d.permissions })))
     .handle("setPermissions", ({ path, payload }) =>
-      serve((p) => setDatasetPermissions(p, path.id, payload), (d) => respond("success", { data: d.permissions })))
+      change((p) => setDatasetPermissions(p, path.id, payload), datasetByNumber, (d) => respond("success", { data: d.permissions })))
     .handle("getVerification", ({ path }) =>
       serve((p) => visibleDataset(p, path.id), (d) => respond("success", { data: d.verification })))
     .handle("setVerification", ({ path, payload }) =>
-      serve(
+      change(
         (p) => setVerification(p, path.id, payload.isVerified),
+        datasetByNumber,
         (d) => respond("success", { data: d.verification })
       ))
     .handle("setSyncFrequency", ({ path, payload }) =>
-      serve((p) => setDatasetSyncInterval(p, path.id, payload.syncInterval), respondDetail))
+      change((p) => setDatasetSyncInterval(p, path.id, payload.syncInterval), datasetByNumber, respondDetail))
     .handle("syncFrequencyOptions", ({ path }) =>
       serve(
         (p) => visibleDataset(p, path.id),

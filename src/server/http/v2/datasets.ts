@@ -5,14 +5,10 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { idempotent } from "../idempotency.js"
 import * as Ingest from "../ingest.js"
 import { pageView } from "../paging.js"
-import { serve } from "../handler.js"
+import { change, changeOnce, datasetByNumber, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import {
   createDataset,
@@ -92,7 +88,10 @@ const detail = (d: Dataset) => ({
   verificationInfo: d.verification
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category utils
+ */
 export const respondDetail = (d: Dataset) => respond("success", { data: detail(d) })
 
 /**
@@ -100,11 +99,15 @@ export const respondDetail = (d: Dataset) => respond("success", { data: detail(d
  * names, types after any data type change, display order and visibility.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const schemaColumns = (columns: ReadonlyArray<ViewColumn>) =>
   columns.map(({ dataType, displayName, id, order, visible }) => ({ id, displayName, dataType, order, visible }))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
@@ -113,43 +116,38 @@ export const V2DatasetsLive = HttpApiBuilder.group(TributaryApi, "v2Datasets", (
         ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          payload,
-          createDataset(principal, {
+      changeOnce(
+        { key: headers["idempotency-key"], body: payload },
+        (p) =>
+          createDataset(p, {
             dataSourceId: payload.dataSourceId,
             name: payload.name,
             primaryKey: payload.primaryKey ?? [],
             schema: payload.schema,
             primaryKeyField: "primaryKey"
-          }).pipe(Effect.flatMap(respondDetail))
-        )).pipe(present))
+          }),
+        datasetByNumber,
+        respondDetail
+      ))
     .handle("get", ({ path }) =>
       serve((p) => visibleDataset(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      serve((p) => updateDataset(p, path.id, { name: payload.name }), respondDetail))
+      change((p) => updateDataset(p, path.id, { name: payload.name }), datasetByNumber, respondDetail))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteDataset(p, path.id),
+        datasetByNumber,
         (d) => respond("success", { data: { message: `Dataset ${d.number} and its data were deleted` } })
       ))
     .handle("purge", ({ headers, path }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          null,
-          purgeDataset(principal, path.id).pipe(
-            Effect.flatMap((d) => respond("success", { data: { message: `All rows of dataset ${d.number} were removed` } }))
-          )
-        )).pipe(present))
+      changeOnce(
+        { key: headers["idempotency-key"], body: null },
+        (p) => purgeDataset(p, path.id),
+        datasetByNumber,
+        (d) => respond("success", { data: { message: `All rows of dataset ${d.number} were removed` } })
+      ))
     .handle("duplicate", ({ headers, path, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          payload,
-          duplicateDataset(principal, path.id, payload.name).pipe(Effect.flatMap(respondDetail))
-        )).pipe(present))
+      changeOnce({ key: headers["idempotency-key"], body: payload }, (p) => duplicateDataset(p, path.id, payload.name), datasetByNumber, respondDetail))
     .handle("getSchema", ({ path }) =>
       serve((p) => visibleDataset(p, path.id), (d) =>
           respond("success", { data: { items: schemaColumns(planOf(d).columns), primaryKey: d.primaryKey } })

@@ -4,16 +4,18 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { present } from "../wireErrors.js"
+import { serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { getIntegration, listIntegrations } from "../../features/integrations.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2IntegrationsLive = HttpApiBuilder.group(TributaryApi, "v2Integrations", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      listIntegrations(urlParams).pipe(Effect.flatMap((data) => respond("success", { data })), present))
+      serve(() => listIntegrations(urlParams), (data) => respond("success", { data })))
     .handle("get", ({ path }) =>
-      getIntegration(path.id).pipe(Effect.flatMap((data) => respond("success", { data })), present)))
+      serve(() => getIntegration(path.id), (data) => respond("success", { data }))))

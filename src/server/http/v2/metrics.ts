@@ -5,13 +5,9 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { idempotent } from "../idempotency.js"
 import { pageView } from "../paging.js"
-import { serve } from "../handler.js"
+import { byId, change, changeOnce, serve } from "../handler.js"
 import { respond } from "../envelope.js"
 import { metricUsages } from "../../features/boards.js"
 import {
@@ -20,6 +16,7 @@ import {
   dimensionValues,
   drilldown,
   listMetrics,
+  metricData,
   metricLineage,
   metricValues,
   setMetricVerification,
@@ -52,7 +49,10 @@ const detail = (m: Metric) => ({
 
 const respondDetail = (m: Metric) => respond("success", { data: detail(m) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
@@ -61,22 +61,23 @@ export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (ha
         ({ found, ...page }) => respond("success", { data: pageView(found, page, listItem) })
       ))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(headers["idempotency-key"], payload, createMetric(principal, payload).pipe(Effect.flatMap(respondDetail))))
-        .pipe(present))
+      changeOnce({ key: headers["idempotency-key"], body: payload }, (p) => createMetric(p, payload), byId("metric"), respondDetail))
     .handle("get", ({ path }) =>
       serve((p) => visibleMetric(p, path.id), ({ metric }) => respondDetail(metric)))
     .handle("update", ({ path, payload }) =>
-      serve((p) => updateMetric(p, path.id, payload), respondDetail))
+      change((p) => updateMetric(p, path.id, payload), byId("metric"), respondDetail))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteMetric(p, path.id),
+        byId("metric"),
         (m) => respond("success", { data: { message: `Metric ${m.id} was deleted` } })
       ))
     .handle("dimensionValues", ({ payload }) =>
       serve((p) => dimensionValues(p, payload), (values) => respond("success", { data: { dimensionValues: values } })))
     .handle("drilldown", ({ payload, urlParams }) =>
       serve((p) => drilldown(p, urlParams, payload), (data) => respond("success", { data })))
+    .handle("data", ({ payload }) =>
+      serve((p) => metricData(p, payload), (data) => respond("success", { data })))
     .handle("values", ({ path, payload }) =>
       serve((p) => metricValues(p, path.id, payload), (data) => respond("success", { data })))
     .handle("getLineage", ({ path }) =>
@@ -86,7 +87,8 @@ export const V2MetricsLive = HttpApiBuilder.group(TributaryApi, "v2Metrics", (ha
     .handle("getVerification", ({ path }) =>
       serve((p) => visibleMetric(p, path.id), ({ metric }) => respond("success", { data: metric.verification })))
     .handle("setVerification", ({ path, payload }) =>
-      serve(
+      change(
         (p) => setMetricVerification(p, path.id, payload.isVerified),
+        byId("metric"),
         (m) => respond("success", { data: m.verification })
       )))

@@ -4,15 +4,11 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
 import { countries } from "../../features/organization/countries.js"
 import { timezones } from "../../core/timezones.js"
-import { present } from "../wireErrors.js"
 import { organizationOptions } from "../../features/organization/catalogues.js"
-import { respondPage } from "../paging.js"
-import { serve } from "../handler.js"
+import { change, changed, serve, servePage } from "../handler.js"
 import { respond } from "../envelope.js"
 import { activityLog, getOrganization, updateOrganization } from "../../features/organization/organization.js"
 import { usage } from "../../core/catalog/organization.js"
@@ -43,18 +39,22 @@ const activityView = (e: ActivityEntry) => ({
   details: e.details ?? null
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2OrganizationLive = HttpApiBuilder.group(TributaryApi, "v2Organization", (handlers) =>
   handlers
     .handle("get", () =>
       serve(getOrganization, (o) => respond("success", { data: organizationView(o) })))
     .handle("update", ({ payload }) =>
-      serve((p) => updateOrganization(p, payload), (o) => respond("success", { data: organizationView(o) })))
-    .handle("activityLog", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => respondPage(urlParams, (slice) => activityLog(p, urlParams, slice), activityView)),
-        present
+      change(
+        (p) => updateOrganization(p, payload),
+        changed("administration", () => null),
+        (o) => respond("success", { data: organizationView(o) })
       ))
+    .handle("activityLog", ({ urlParams }) =>
+      servePage(urlParams, (p, slice) => activityLog(p, urlParams, slice), activityView))
     .handle("countries", () => respond("success", { data: { items: countries } }))
     .handle("metadataOptions", () => respond("success", { data: organizationOptions }))
     .handle("listTimezones", () => respond("success", { data: { items: timezones() } }))

@@ -6,12 +6,8 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { TributaryApi } from "../../../api/index.js"
-import { CurrentPrincipal } from "../../../api/security.js"
-import { present } from "../wireErrors.js"
-import { idempotent } from "../idempotency.js"
 import { departments } from "../../features/organization/catalogues.js"
-import { respondPage } from "../paging.js"
-import { serve } from "../handler.js"
+import { byId, change, changeOnce, serve, servePage } from "../handler.js"
 import { respond } from "../envelope.js"
 import { ownOrganization } from "../../core/catalog/organization.js"
 import { deleteUser, getUser, inviteUser, listUsers, profile, updateProfile, updateUser } from "../../features/users.js"
@@ -32,28 +28,29 @@ const detail = (u: User) => ({
 
 const respondDetail = (u: User) => respond("success", { data: detail(u) })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2UsersLive = HttpApiBuilder.group(TributaryApi, "v2Users", (handlers) =>
   handlers
     .handle("list", ({ urlParams }) =>
-      CurrentPrincipal.pipe(
-        Effect.flatMap((p) => respondPage(urlParams, (slice) => listUsers(p, urlParams, slice), listItem)),
-        present
-      ))
+      servePage(urlParams, (p, slice) => listUsers(p, urlParams, slice), listItem))
     .handle("create", ({ headers, payload }) =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        idempotent(
-          headers["idempotency-key"],
-          payload,
-          inviteUser(principal, payload).pipe(Effect.flatMap((u) => respond("success", { data: listItem(u) })))
-        )).pipe(present))
+      changeOnce(
+        { key: headers["idempotency-key"], body: payload },
+        (p) => inviteUser(p, payload),
+        byId("user"),
+        (u) => respond("success", { data: listItem(u) })
+      ))
     .handle("get", ({ path }) =>
       serve((p) => getUser(p, path.id), respondDetail))
     .handle("update", ({ path, payload }) =>
-      serve((p) => updateUser(p, path.id, payload), respondDetail))
+      change((p) => updateUser(p, path.id, payload), byId("user"), respondDetail))
     .handle("delete", ({ path }) =>
-      serve(
+      change(
         (p) => deleteUser(p, path.id),
+        byId("user"),
         (u) => respond("success", { data: { message: `User ${u.id} was deleted` } })
       )))
 
@@ -72,11 +69,18 @@ const profileView = (principal: { readonly organizationId: number }) => (u: User
     account: null
   }))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category layers
+ */
 export const V2ProfileLive = HttpApiBuilder.group(TributaryApi, "v2Profile", (handlers) =>
   handlers
     .handle("get", () =>
       serve((p) => Effect.flatMap(profile(p), profileView(p)), (data) => respond("success", { data })))
     .handle("update", ({ payload }) =>
-      serve((p) => Effect.flatMap(updateProfile(p, payload), profileView(p)), (data) => respond("success", { data })))
+      change(
+        (p) => Effect.flatMap(updateProfile(p, payload), profileView(p)),
+        byId("user"),
+        (data) => respond("success", { data })
+      ))
     .handle("metadataOptions", () => respond("success", { data: { departments } })))

@@ -240,8 +240,10 @@ describe("tributary replay", { timeout: 240_000 }, () => {
   })
 
   it("SIGKILL mid-replay, then the same command: nothing lost, nothing stored twice", async () => {
-    // Each ingestion takes its time, so the replay is caught with batches under way.
-    const slow = await startServe(["--port", "0", "--api-key", key, "--faults", "processing=30"])
+    // Each ingestion takes its time (the dataset's 30 ingestions are applied one after the
+    // other: about 4.5 s in all), so the replay is caught with batches under way even when the
+    // kill comes late on a loaded machine (at 30 ms each, CI saw all 3000 stored before it).
+    const slow = await startServe(["--port", "0", "--api-key", key, "--faults", "processing=150"])
     try {
       const datasetId = await v2Dataset(slow, schema)
       const input = file("kill.ndjson", range(1, 3000).map((n) => ({ n, v: "x", amt: n })))

@@ -240,9 +240,10 @@ describe("tributary replay", { timeout: 240_000 }, () => {
   })
 
   it("SIGKILL mid-replay, then the same command: nothing lost, nothing stored twice", async () => {
-    // Each ingestion takes its time (the dataset's 30 ingestions are applied one after the
-    // other: about 4.5 s in all), so the replay is caught with batches under way even when the
-    // kill comes late on a loaded machine (at 30 ms each, CI saw all 3000 stored before it).
+    // Each ingestion takes its time and at most two are pending at once (`--max-pending 2`),
+    // so the 30 batches take 15 rounds of at least 150 ms: the replay is caught with batches
+    // under way even when the kill comes late on a loaded machine (without the bound, CI saw
+    // all 3000 stored before it).
     const slow = await startServe(["--port", "0", "--api-key", key, "--faults", "processing=150"])
     try {
       const datasetId = await v2Dataset(slow, schema)
@@ -251,7 +252,7 @@ describe("tributary replay", { timeout: 240_000 }, () => {
       expect(ingest.code, ingest.stderr).toBe(0)
       const deadLetters = `${input}.dead-letters.ndjson`
       const checkpoint = `${deadLetters}.replay.checkpoint.json`
-      const args = ["replay", deadLetters, "--rename", "amt=amount", "--concurrency", "fixed:2", "--api-url", slow.url, "--api-key", key]
+      const args = ["replay", deadLetters, "--rename", "amt=amount", "--concurrency", "fixed:2", "--max-pending", "2", "--api-url", slow.url, "--api-key", key]
       const child: ChildProcess = spawn(process.execPath, [binPath, ...args], { stdio: "ignore" })
       const exited = new Promise((resolve) => child.on("close", resolve))
       // Killed once it has committed something and before it is done.

@@ -506,6 +506,11 @@ export interface Ingestion {
 export interface NewIngestion extends Pick<Ingestion, "datasetId" | "initiatedBy"> {
   /** Milliseconds after acceptance before a worker may take it; none when absent. */
   readonly processingDelayMillis?: number | undefined
+  /**
+   * The W3C `traceparent` of the request that carried it, when that request was traced: the
+   * span that processes it links to that trace.
+   */
+  readonly traceparent?: string | undefined
 }
 
 /**
@@ -519,6 +524,8 @@ export interface ClaimedIngestion {
   readonly records: ReadonlyArray<unknown>
   /** Who holds the lease; completing needs the same owner. */
   readonly owner: string
+  /** The accepting request's `traceparent`, when it was traced. */
+  readonly traceparent: string | null
 }
 
 /**
@@ -532,6 +539,29 @@ export interface IngestionDecision {
   readonly newColumns: ReadonlyArray<Column>
   readonly rows: ReadonlyArray<Row>
   readonly problems: ReadonlyArray<IngestionProblem>
+}
+
+/**
+ * A claimed ingestion with what was decided for its records.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecidedIngestion {
+  readonly claim: ClaimedIngestion
+  readonly decision: IngestionDecision
+}
+
+/**
+ * Claimed ingestions of one dataset, in acceptance order, each decided against the schema the
+ * ones before it left, the first against `schema`: the dataset's schema when they were decided.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecidedGroup {
+  readonly schema: ReadonlyArray<Column>
+  readonly decided: ReadonlyArray<DecidedIngestion>
 }
 
 /**
@@ -899,18 +929,17 @@ export interface StoreService {
     max: number
   ) => Effect.Effect<ReadonlyArray<ClaimedIngestion>, StoreError>
   /**
-   * Ends claimed ingestions of one dataset, in order, in one step: under the dataset's lock,
-   * `decide` checks each one's records against the dataset as the ones before left it; columns
+   * Persists the decisions of claimed ingestions of one dataset, in order, in one step: columns
    * and rows are written and each ingestion ends `success` with its own counts. The ids of those
-   * ended. The order of acceptance holds here whatever the claims: the ingestions end only up
-   * to the first one whose lease was lost (or that is gone, or whose dataset is gone), and only
-   * while no ingestion of the dataset accepted before them is still pending; the rest is
-   * left out, nothing of it written, and those still held go back to the queue.
+   * ended. Only if the dataset's schema is still the one they were decided against (compared
+   * under the dataset's lock): else nothing is written and those still held go back to the
+   * queue, to be decided again. The order of acceptance holds here whatever the claims: the
+   * ingestions end only up to the first one whose lease was lost (or that is gone, or whose
+   * dataset is gone), and only while no ingestion of the dataset accepted before them is still
+   * pending; the rest is left out, nothing of it written, and those still held go back to the
+   * queue.
    */
-  readonly completeIngestions: (
-    claims: ReadonlyArray<ClaimedIngestion>,
-    decide: (dataset: Dataset, claim: ClaimedIngestion) => IngestionDecision
-  ) => Effect.Effect<ReadonlyArray<string>, StoreError>
+  readonly completeIngestions: (group: DecidedGroup) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** Ends a claimed ingestion as `failed` with the reason; false when the lease was lost. */
   readonly failIngestion: (claim: ClaimedIngestion, failure: string) => Effect.Effect<boolean, StoreError>
   /**

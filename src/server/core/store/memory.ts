@@ -10,7 +10,7 @@ import type { Principal } from "../../../api/security.js"
 import { isoTimestamp } from "../clock.js"
 import { canSee } from "../permissions.js"
 import { matchesSearch, sortedBy } from "./order.js"
-import { newDataset, newIngestion } from "./entities.js"
+import { newDataset, newIngestion, sameSchema } from "./entities.js"
 import { type RowLedger, writeRows } from "./rowLedger.js"
 import {
   type Account,
@@ -91,6 +91,7 @@ interface Pending {
   readonly id: string
   readonly datasetId: string
   readonly records: ReadonlyArray<unknown>
+  readonly traceparent: string | null
   /** No worker takes it before this time (milliseconds); 0 without a `processing` delay. */
   readonly dueAt: number
   /** Its place in acceptance order, across datasets. */
@@ -666,6 +667,7 @@ export const make = (): Effect.Effect<StoreService> =>
             id: ingestion.id,
             datasetId: ingestion.datasetId,
             records,
+            traceparent: input.traceparent ?? null,
             dueAt: delay === undefined ? 0 : now + delay,
             accepted: acceptance(),
             owner: undefined,
@@ -715,20 +717,22 @@ export const make = (): Effect.Effect<StoreService> =>
             entry.leaseUntil = now + leaseMillis
             const processing: Ingestion = { ...ingestions.get(entry.id)!, status: "processing" }
             setIngestion(processing)
-            claims.push({ ingestion: processing, records: entry.records, owner })
+            claims.push({ ingestion: processing, records: entry.records, owner, traceparent: entry.traceparent })
           }
           return claims
         }),
-      completeIngestions: (claims, decide) =>
+      completeIngestions: ({ decided, schema }) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const claims = decided.map((d) => d.claim)
           const completed: Array<string> = []
-          for (const claim of claims) {
+          for (const { claim, decision } of decided) {
             const entry = pending.get(claim.ingestion.id)
             // In acceptance order: an ingestion ends only as the oldest pending one of its dataset.
             if (entry?.owner !== claim.owner || queues.get(entry.datasetId)?.[0] !== entry) break
             const dataset = datasets.get(claim.ingestion.datasetId)
             if (dataset === undefined) break
-            const decision = decide(dataset, claim)
+            // Decided against another schema (the first one only: the rest follow from it).
+            if (completed.length === 0 && !sameSchema(dataset.schema, schema)) break
             const written = writeRows(decision.rows, dataset.primaryKey, storedRows.get(dataset.id)!)
             const updated: Dataset = {
               ...dataset,

@@ -34,7 +34,7 @@ import type { Column, Row } from "../../../records.js"
 import type { Principal, Role } from "../../../api/security.js"
 import { isoTimestamp } from "../clock.js"
 import { migrations } from "./migrations.js"
-import { newDataset, newIngestion } from "./entities.js"
+import { newDataset, newIngestion, sameSchema } from "./entities.js"
 import { keysOf, type RowLedger, writeRows } from "./rowLedger.js"
 import {
   type Account,
@@ -1093,10 +1093,10 @@ export const make = Effect.gen(function*() {
         const delay = input.processingDelayMillis
         return Effect.as(
           Effect.zipRight(
-            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after)
+            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
               VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
                 ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
-                ${delay === undefined ? null : now + delay})`,
+                ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})`,
             // Inside a transaction (an idempotent request), delivered when it commits.
             notifyIngestion(ingestion.datasetId, delay !== undefined)
           ),
@@ -1139,7 +1139,7 @@ export const make = Effect.gen(function*() {
         // head is the only one of a dataset that can be first); `run`: its dataset's pending
         // ingestions from it, in order; the claim takes them up to the first it cannot take.
         return Effect.map(
-          sql<IngestionRecord & { records: ReadonlyArray<unknown>; seq: number }>`
+          sql<IngestionRecord & { records: ReadonlyArray<unknown>; seq: number; traceparent: string | null }>`
             WITH RECURSIVE waiting(dataset_id) AS (
               (SELECT dataset_id FROM ingestions WHERE status IN ('queued', 'processing') ORDER BY dataset_id LIMIT 1)
               UNION ALL
@@ -1164,20 +1164,22 @@ export const make = Effect.gen(function*() {
             )
             UPDATE ingestions SET status = 'processing', lease_owner = ${owner}, lease_until = ${until}
             WHERE id IN (SELECT id FROM picked) AND ${takeable("ingestions")}
-            RETURNING ${sql.literal(ingestionColumns)}, records, seq::float8 AS seq`,
+            RETURNING ${sql.literal(ingestionColumns)}, records, seq::float8 AS seq, traceparent`,
           (rows) => {
             if (rows.length === 0) working.delete(owner)
             else working.set(owner, rows[0]!.dataset_id)
             return [...rows].sort((a, b) => a.seq - b.seq).map((r): ClaimedIngestion => ({
               ingestion: toIngestion(r),
               records: r.records,
-              owner
+              owner,
+              traceparent: r.traceparent
             }))
           }
         )
       })),
-    completeIngestions: (claims, decide) =>
+    completeIngestions: (group) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {
+        const claims = group.decided.map((d) => d.claim)
         if (claims.length === 0) return []
         const owner = claims[0]!.owner
         const held = new Map(
@@ -1197,7 +1199,8 @@ export const make = Effect.gen(function*() {
         const [record] = mine.length === 0
           ? []
           : yield* sql<DatasetRecord>`${datasetSelect} WHERE d.id = ${mine[0]!.ingestion.datasetId}::uuid FOR UPDATE OF d`
-        if (record === undefined) {
+        // Gone, or its schema is no longer the one the decisions were made against: decided again.
+        if (record === undefined || !sameSchema(toDataset(record).schema, group.schema)) {
           yield* requeue([])
           return []
         }
@@ -1215,8 +1218,7 @@ export const make = Effect.gen(function*() {
         yield* requeue(mine)
         if (mine.length === 0) return []
         let dataset = toDataset(record)
-        const decisions = mine.map((claim) => {
-          const decision = decide(dataset, claim)
+        const decisions = group.decided.slice(0, mine.length).map(({ decision }) => {
           if (decision.newColumns.length > 0) dataset = { ...dataset, schema: [...dataset.schema, ...decision.newColumns] }
           return { ...decision, columnCount: dataset.schema.length }
         })

@@ -11,16 +11,17 @@ import {
   emptyMetadata,
   type ClaimedIngestion,
   type NewDataset,
-  Store,
-  type StoreService,
   unverified,
   type Viewer
 } from "../../src/server/core/store/Store.js"
+import { allStores, type Stores, type StoreService } from "../../src/server/core/store/Stores.js"
+import { CatalogStore } from "../../src/server/core/store/ports/catalog.js"
+import { IngestionStore } from "../../src/server/core/store/ports/ingestions.js"
 import { type StoreKind, storeLayer } from "../support/stores.js"
 
 /** An organization with an admin, an editor and a viewer, and one data source by the editor. */
 const world = Effect.gen(function*() {
-  const store = yield* Store
+  const store = yield* allStores
   const org = yield* store.ensureOrganization("Acme")
   const account = yield* store.ensureAccount(org.id, { name: "Acme", accountType: "organization" })
   const admin = yield* store.ensureUser(org.id, { name: "Ada", email: "ada@acme.test", role: "admin" })
@@ -87,11 +88,11 @@ const all = { offset: 0, limit: 1000 }
 
 const conformance = (kind: StoreKind) =>
   describe(`store conformance: ${kind}`, () => {
-    const run = <A, E>(body: Effect.Effect<A, E, Store>) => Effect.provide(body, storeLayer(kind))
+    const run = <A, E>(body: Effect.Effect<A, E, Stores>) => Effect.provide(body, storeLayer(kind))
 
     it.effect("seeding is idempotent: the same ids, and keys resolve to principals with their default account", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* CatalogStore
         const first = yield* store.ensureOrganization("Acme")
         const again = yield* store.ensureOrganization("Acme")
         expect(again.id).toBe(first.id)
@@ -117,7 +118,7 @@ const conformance = (kind: StoreKind) =>
 
     it.effect("the seed finds its organization by the name it gave it, after a user renamed it", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* allStores
         const first = yield* store.ensureOrganization("Acme")
         yield* store.updateOrganization(first.id, { name: "Acme Renamed" })
         // A restart seeds again: the same organization, its new name kept.
@@ -454,7 +455,7 @@ const conformance = (kind: StoreKind) =>
 
     it.effect("once: runs once, replays the answer, refuses another body, forgets a failure, and makes a concurrent twin wait", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* IngestionStore
         let runs = 0
         const request = (fingerprint: string) => ({ key: "k", scope: "1 POST /x k", fingerprint, windowMillis: 60_000 })
         const execute = Effect.sync(() => ({ run: ++runs }))

@@ -29,9 +29,11 @@ import {
   type DatasetRef,
   type DecidedGroup,
   type IngestionDecision,
-  type IngestionProblem,
-  Store
+  type IngestionProblem
 } from "./store/Store.js"
+import { type Stores } from "./store/Stores.js"
+import { IngestionStore } from "./store/ports/ingestions.js"
+import { SourceStore } from "./store/ports/sources.js"
 import type { StoreError } from "./errors.js"
 import { editableDataset, visibleDataset } from "./catalog/datasets.js"
 
@@ -50,7 +52,7 @@ export const ingest = (
 ) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, datasetId, "ingest data")
-    const store = yield* Store
+    const store = yield* IngestionStore
     return yield* store.createIngestion(
       { datasetId: dataset.id, initiatedBy: { id: principal.userId, name: principal.userName }, traceparent },
       records
@@ -66,7 +68,7 @@ export const ingest = (
 export const listIngestions = (principal: Principal, datasetId: DatasetRef, params: PageRequest, limits?: PageLimits) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
-    const store = yield* Store
+    const store = yield* IngestionStore
     const { page, pageSize, slice } = sliceOf(params, limits)
     const found = yield* store.listIngestions(dataset.id, slice)
     return { page, pageSize, found }
@@ -82,7 +84,7 @@ export const listIngestions = (principal: Principal, datasetId: DatasetRef, para
 export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
-    const store = yield* Store
+    const store = yield* IngestionStore
     const finished = yield* store.finishedIngestions(dataset.id)
     const successes = finished.filter((i) => i.status === "success")
     const byDay = new Map<string, Set<string>>()
@@ -112,7 +114,7 @@ export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef)
 export const getIngestion = (principal: Principal, datasetId: DatasetRef, ingestionId: string) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
-    const store = yield* Store
+    const store = yield* IngestionStore
     const ingestion = yield* store.ingestion(ingestionId)
     if (Option.isNone(ingestion) || ingestion.value.datasetId !== dataset.id) {
       return yield* Effect.fail(new NotFound({ resource: "Ingestion", id: ingestionId }))
@@ -230,9 +232,11 @@ export class Ingestions extends Context.Tag("tributary/server/Ingestions")<Inges
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<IngestionService, never, Store> = Effect.map(Store, (store) => {
+export const make: Effect.Effect<IngestionService, never, IngestionStore | SourceStore> = Effect.map(
+  Effect.all([IngestionStore, SourceStore]),
+  ([store, sources]) => {
   const complete = (claims: ReadonlyArray<ClaimedIngestion>) =>
-    Effect.flatMap(store.dataset(claims[0]!.ingestion.datasetId), (dataset) =>
+    Effect.flatMap(sources.dataset(claims[0]!.ingestion.datasetId), (dataset) =>
       Option.match(dataset, {
         // Gone with its ingestions: nothing left to end.
         onNone: () => Effect.void,
@@ -267,7 +271,7 @@ export const make: Effect.Effect<IngestionService, never, Store> = Effect.map(St
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Ingestions, never, Store> = Layer.effect(Ingestions, make)
+export const layer: Layer.Layer<Ingestions, never, Stores> = Layer.effect(Ingestions, make)
 
 /**
  * @since 0.1.0
@@ -298,7 +302,7 @@ export const defaultWorkerOptions: WorkerOptions = { workers: 1, leaseMillis: 30
 const claimBatch = 20
 
 const workerLoop = (owner: string, leaseMillis: number) =>
-  Effect.flatMap(Effect.all([Store, Ingestions]), ([store, ingestions]) => {
+  Effect.flatMap(Effect.all([IngestionStore, Ingestions]), ([store, ingestions]) => {
     const step = Effect.flatMap(
       store.claimIngestions(owner, leaseMillis, claimBatch),
       (claims) => claims.length === 0 ? store.awaitIngestions : ingestions.process(claims)
@@ -317,7 +321,7 @@ const workerLoop = (owner: string, leaseMillis: number) =>
  * @since 0.1.0
  * @category layers
  */
-export const workersLayer = (options: WorkerOptions = defaultWorkerOptions): Layer.Layer<never, never, Store> =>
+export const workersLayer = (options: WorkerOptions = defaultWorkerOptions): Layer.Layer<never, never, Stores> =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const process = `${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 8)}`

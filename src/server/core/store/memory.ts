@@ -31,10 +31,9 @@ import {
   type Page,
   type Slice,
   statsOf,
-  Store,
-  type StoreService,
   type User
 } from "./Store.js"
+import { layerOf, type Stores, type StoreService } from "./Stores.js"
 import { IdempotencyKeyReused } from "../errors.js"
 
 /**
@@ -826,4 +825,4 @@ export const make = (): Effect.Effect<StoreService> =>
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Store> = Layer.effect(Store, make())
+export const layer: Layer.Layer<Stores> = layerOf(make())

@@ -52,10 +52,9 @@ import {
   type Metric,
   type Organization,
   type Slice,
-  Store,
-  type StoreService,
   type User
 } from "./Store.js"
+import { contextOf, type Stores, type StoreService } from "./Stores.js"
 import { IdempotencyKeyReused, StoreError } from "../errors.js"
 
 /**
@@ -1391,16 +1390,16 @@ export const migrate = (schema: string) =>
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: SqlStoreOptions): Layer.Layer<Store, StoreError> =>
-  Layer.scoped(
-    Store,
+export const layer = (options: SqlStoreOptions): Layer.Layer<Stores, StoreError> =>
+  Layer.scopedContext(
     migrate(options.schema ?? defaultSchema).pipe(
       Effect.mapError((error) =>
         error._tag === "SqlError"
           ? toStoreError(error)
           : new StoreError({ reason: "Failed", message: `migrations failed: ${error.message}`, cause: error })
       ),
-      Effect.zipRight(make)
+      Effect.zipRight(make),
+      Effect.map(contextOf)
     )
   ).pipe(Layer.provide(clientLayer(options)))
 

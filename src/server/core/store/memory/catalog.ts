@@ -25,7 +25,10 @@ import { type MemoryState, slice } from "./state.js"
  * @category constructors
  */
 export const make = (state: MemoryState): CatalogStoreService => {
-  const { organizations, seedKeys, accounts, users, keys, dataSources, invoices, organizationIds, accountIds, userIds, ofOrganization, guardLastAdmin } = state
+  const {
+    organizations, seedKeys, accounts, users, keys, dataSources, invoices, organizationIds,
+    accountIds, userIds, ofOrganization, guardLastAdmin
+  } = state
   const port: CatalogStoreService = {
     ensureOrganization: (seedKey) =>
       Effect.sync(() => {

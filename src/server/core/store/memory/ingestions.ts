@@ -19,7 +19,10 @@ import { type MemoryState, type Pending, takeable, type IdempotencyEntry, slice,
  * @category constructors
  */
 export const make = (state: MemoryState): IngestionStoreService => {
-  const { wakeUp, datasets, storedRows, ingestions, pending, queues, idempotency, acceptance, setIngestion, holds, finish } = state
+  const {
+    wakeUp, datasets, storedRows, ingestions, pending, queues, idempotency, acceptance,
+    setIngestion, holds, finish
+  } = state
   const port: IngestionStoreService = {
     rows: (datasetId, query) =>
       Effect.sync(() => {

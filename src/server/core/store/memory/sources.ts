@@ -18,7 +18,10 @@ import { type MemoryState, StoredRows, noRows, listOf } from "./state.js"
  * @category constructors
  */
 export const make = (state: MemoryState): SourceStoreService => {
-  const { dataSources, datasets, storedRows, entityIds, datasetsByNumber, removeDataset, purge, dataSourceActivity, withActivity } = state
+  const {
+    dataSources, datasets, storedRows, entityIds, datasetsByNumber, removeDataset, purge,
+    dataSourceActivity, withActivity
+  } = state
   const port: SourceStoreService = {
     createDataSource: (input) =>
       Effect.map(Clock.currentTimeMillis, (now) => {

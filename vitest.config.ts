@@ -12,6 +12,7 @@ const serverSuites = [
   "test/server/cli-found.test.ts",
   "test/server/faults.test.ts",
   "test/server/ingest-route.test.ts",
+  "test/server/ingestion-trace.test.ts",
   "test/server/hostile.test.ts",
   "test/client/pagination.test.ts",
   "test/pipeline/pipeline.test.ts",

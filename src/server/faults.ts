@@ -37,7 +37,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Either, Layer } from "effect"
 import { failWith } from "./http/envelope.js"
-import { Store } from "./core/store/Store.js"
+import { IngestionStore } from "./core/store/ports/ingestions.js"
 
 /**
  * The faults a server injects; every field is optional and absent means "none".
@@ -215,10 +215,10 @@ export const actsOnRequests = (spec: FaultSpec): boolean =>
 export const delayedProcessing = (
   range: { readonly min: number; readonly max: number },
   seed: number | undefined
-): Layer.Layer<Store, never, Store> =>
+): Layer.Layer<IngestionStore, never, IngestionStore> =>
   Layer.effect(
-    Store,
-    Effect.map(Store, (store) => {
+    IngestionStore,
+    Effect.map(IngestionStore, (store) => {
       // Not the request faults' sequence: adding `processing` to a spec keeps their draws.
       const random = seed === undefined ? Math.random : seededRandom(seed ^ 0x5bd1e995)
       return {

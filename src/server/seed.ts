@@ -12,7 +12,8 @@ import { AppliedFilters } from "../api/v2/metrics.js"
 import { formatPath, parseIssues } from "../internal/issues.js"
 import { isTimezone } from "./core/timezones.js"
 import { mergeUserMetadata } from "./features/organization/profiles.js"
-import { defaultLimits, defaultPlan, Store } from "./core/store/Store.js"
+import { defaultLimits, defaultPlan } from "./core/store/Store.js"
+import { CatalogStore } from "./core/store/ports/catalog.js"
 import type { StoreError } from "./core/errors.js"
 
 const NonEmpty = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
@@ -246,8 +247,8 @@ export const defaultSeed = (apiKey: string): Seed => ({
  * @since 0.1.0
  * @category utils
  */
-export const applySeed = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const applySeed = (seed: Seed): Effect.Effect<void, StoreError, CatalogStore> =>
+  Effect.flatMap(CatalogStore, (store) =>
     Effect.forEach(seed.organizations, (org) =>
       Effect.gen(function*() {
         const organization = yield* store.ensureOrganization(org.name)

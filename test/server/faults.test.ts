@@ -7,7 +7,9 @@ import {
   parseFaults,
   type FaultSpec
 } from "../../src/server/faults.js"
-import { type NewIngestion, Store, type StoreService } from "../../src/server/core/store/Store.js"
+import { type NewIngestion } from "../../src/server/core/store/Store.js"
+import { IngestionStore, type IngestionStoreService } from "../../src/server/core/store/ports/ingestions.js"
+import { type StoreService } from "../../src/server/core/store/Stores.js"
 import { runCli, startServe } from "../support/cli.js"
 import { clientFor, rawRequest, serverLayer, ServerUrl } from "../support/server.js"
 import { storeLayer, testStoreKind } from "../support/stores.js"
@@ -99,11 +101,11 @@ describe("parseFaults", () => {
     Effect.gen(function*() {
       const delaysOf = (range: { min: number; max: number }, seed: number | undefined) => {
         const seen: Array<number | undefined> = []
-        const recording = Layer.succeed(Store, {
+        const recording = Layer.succeed(IngestionStore, {
           createIngestion: (input: NewIngestion) => Effect.sync(() => void seen.push(input.processingDelayMillis))
         } as unknown as StoreService)
         return Effect.gen(function*() {
-          const store = yield* Store
+          const store = yield* IngestionStore
           for (let i = 0; i < 200; i++) yield* store.createIngestion({ datasetId: "d", initiatedBy: { id: 1, name: "Ada" } }, [])
           return seen as Array<number>
         }).pipe(Effect.provide(Layer.provide(delayedProcessing(range, seed), recording)))
@@ -335,12 +337,12 @@ describe("fault injection on the reference server", () => {
     Effect.gen(function*() {
       let claims = 0
       const counting = Layer.effect(
-        Store,
-        Effect.map(Store, (store): StoreService => ({
+        IngestionStore,
+        Effect.map(IngestionStore, (store): IngestionStoreService => ({
           ...store,
           claimIngestions: (owner, leaseMillis, max) => Effect.suspend(() => (claims++, store.claimIngestions(owner, leaseMillis, max)))
         }))
-      ).pipe(Layer.provide(storeLayer(testStoreKind())))
+      ).pipe(Layer.provideMerge(storeLayer(testStoreKind())))
       yield* Effect.provide(
         Effect.gen(function*() {
           const admin = yield* clientFor("acme-admin")

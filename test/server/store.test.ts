@@ -5,22 +5,23 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import type { Row } from "../../src/records.js"
-import { decideIngestion } from "../../src/server/core/ingestion.js"
+import { decideGroup } from "../../src/server/core/ingestion.js"
 import {
   defaultPermissions,
   emptyMetadata,
   type ClaimedIngestion,
   type NewDataset,
-  Store,
-  type StoreService,
   unverified,
   type Viewer
 } from "../../src/server/core/store/Store.js"
+import { allStores, type Stores, type StoreService } from "../../src/server/core/store/Stores.js"
+import { CatalogStore } from "../../src/server/core/store/ports/catalog.js"
+import { IngestionStore } from "../../src/server/core/store/ports/ingestions.js"
 import { type StoreKind, storeLayer } from "../support/stores.js"
 
 /** An organization with an admin, an editor and a viewer, and one data source by the editor. */
 const world = Effect.gen(function*() {
-  const store = yield* Store
+  const store = yield* allStores
   const org = yield* store.ensureOrganization("Acme")
   const account = yield* store.ensureAccount(org.id, { name: "Acme", accountType: "organization" })
   const admin = yield* store.ensureUser(org.id, { name: "Ada", email: "ada@acme.test", role: "admin" })
@@ -64,9 +65,14 @@ const newDataset = (
 const claimOne = (store: StoreService, owner: string, leaseMillis: number) =>
   Effect.map(store.claimIngestions(owner, leaseMillis, 1), (claims) => Option.fromNullable(claims[0]))
 
+/** Completes claims of one dataset with the server's own decisions, against the dataset as it is now; the ids ended. */
+const complete = (store: StoreService, claims: ReadonlyArray<ClaimedIngestion>) =>
+  Effect.flatMap(store.dataset(claims[0]!.ingestion.datasetId), (dataset) =>
+    store.completeIngestions(decideGroup(Option.getOrThrow(dataset), claims)))
+
 /** Completes one claim with the server's own decision; whether it ended. */
 const completeOne = (store: StoreService, claim: ClaimedIngestion) =>
-  Effect.map(store.completeIngestions([claim], (d, c) => decideIngestion(d, c.records)), (ids) => ids.length === 1)
+  Effect.map(complete(store, [claim]), (ids) => ids.length === 1)
 
 /** Accepts `records`, claims the ingestion and completes it with the pipeline's decision. */
 const ingestNow = (store: StoreService, datasetId: string, records: ReadonlyArray<unknown>) =>
@@ -82,11 +88,11 @@ const all = { offset: 0, limit: 1000 }
 
 const conformance = (kind: StoreKind) =>
   describe(`store conformance: ${kind}`, () => {
-    const run = <A, E>(body: Effect.Effect<A, E, Store>) => Effect.provide(body, storeLayer(kind))
+    const run = <A, E>(body: Effect.Effect<A, E, Stores>) => Effect.provide(body, storeLayer(kind))
 
     it.effect("seeding is idempotent: the same ids, and keys resolve to principals with their default account", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* CatalogStore
         const first = yield* store.ensureOrganization("Acme")
         const again = yield* store.ensureOrganization("Acme")
         expect(again.id).toBe(first.id)
@@ -112,7 +118,7 @@ const conformance = (kind: StoreKind) =>
 
     it.effect("the seed finds its organization by the name it gave it, after a user renamed it", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* allStores
         const first = yield* store.ensureOrganization("Acme")
         yield* store.updateOrganization(first.id, { name: "Acme Renamed" })
         // A restart seeds again: the same organization, its new name kept.
@@ -297,14 +303,10 @@ const conformance = (kind: StoreKind) =>
         const a2 = yield* accept(a.id, [{ id: "y", n: 20 }, { id: "z", n: 3, extra: "new column" }, { n: 4 }])
         const claims = yield* store.claimIngestions("w", 30_000, 10)
         expect(claims.map((c) => c.ingestion.id)).toEqual([a1.id, a2.id])
-        const seen: Array<number> = []
-        const ended = yield* store.completeIngestions(claims, (dataset, claim) => {
-          seen.push(dataset.schema.length)
-          return decideIngestion(dataset, claim.records)
-        })
-        expect(ended).toEqual([a1.id, a2.id])
+        const group = decideGroup(a, claims)
         // The second decision saw the columns the first one added.
-        expect(seen).toEqual([0, 2])
+        expect(group.decided.map(({ decision }) => decision.newColumns.map((c) => c.id))).toEqual([["id", "n"], ["extra"]])
+        expect(yield* store.completeIngestions(group)).toEqual([a1.id, a2.id])
         const first = Option.getOrThrow(yield* store.ingestion(a1.id))
         const second = Option.getOrThrow(yield* store.ingestion(a2.id))
         expect(first.counts).toEqual({ received: 2, appended: 2, overwritten: 0, rejected: 0 })
@@ -316,6 +318,27 @@ const conformance = (kind: StoreKind) =>
         expect({ rowCount: stored.rowCount, size: stored.size }).toEqual({ rowCount: 3, size: second.datasetStats!.size })
         expect(Option.getOrThrow(yield* store.ingestion(b1.id)).status).toBe("queued")
         expect((yield* store.claimIngestions("w", 30_000, 10)).map((c) => c.ingestion.id)).toEqual([b1.id])
+      })))
+
+    it.effect("decisions made against a schema the dataset no longer has are not written: the claims go back to the queue", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const dataset = yield* store.createDataset(newDataset(org.id, dataSource.id, "orders"))
+        const accept = (n: number) => store.createIngestion({ datasetId: dataset.id, initiatedBy: { id: 1, name: "Ada" } }, [{ id: "k", n }])
+        const first = yield* accept(1)
+        const second = yield* accept(2)
+        const claims = yield* store.claimIngestions("a", 30_000, 10)
+        expect(claims.map((c) => c.ingestion.id)).toEqual([first.id, second.id])
+        const stale = { ...decideGroup(dataset, claims), schema: [{ id: "gone", dataType: "string" as const }] }
+        expect(yield* store.completeIngestions(stale)).toEqual([])
+        expect((yield* store.rows(dataset.id, all)).items).toEqual([])
+        expect(Option.getOrThrow(yield* store.dataset(dataset.id)).schema).toEqual([])
+        for (const id of [first.id, second.id]) expect(Option.getOrThrow(yield* store.ingestion(id)).status).toBe("queued")
+        // Taken again and decided against the schema as it is, they are written.
+        const again = yield* store.claimIngestions("b", 30_000, 10)
+        expect(again.map((c) => c.ingestion.id)).toEqual([first.id, second.id])
+        expect(yield* complete(store, again)).toEqual([first.id, second.id])
+        expect((yield* store.rows(dataset.id, all)).items).toEqual([{ id: "k", n: 2 }])
       })))
 
     it.effect("a dataset's ingestions are taken in acceptance order: a later one waits while an earlier one is held", () =>
@@ -351,7 +374,7 @@ const conformance = (kind: StoreKind) =>
         expect(yield* completeOne(store, a2!)).toBe(false)
         expect(Option.getOrThrow(yield* store.ingestion(second.id)).status).toBe("queued")
         // Nor the whole batch: its first claim is lost, so the rest waits too.
-        expect(yield* store.completeIngestions([a1!, a2!], (d, c) => decideIngestion(d, c.records))).toEqual([])
+        expect(yield* complete(store, [a1!, a2!])).toEqual([])
         expect((yield* store.rows(dataset.id, all)).items).toEqual([])
         expect(yield* completeOne(store, b1!)).toBe(true)
         const [b2] = yield* store.claimIngestions("b", 30_000, 10)
@@ -380,7 +403,7 @@ const conformance = (kind: StoreKind) =>
         yield* TestClock.adjust("1 millis")
         const claims = yield* store.claimIngestions("b", 30_000, 10)
         expect(claims.map((c) => c.ingestion.id)).toEqual([slow.id, quick.id])
-        expect(yield* store.completeIngestions(claims, (d, c) => decideIngestion(d, c.records))).toEqual([slow.id, quick.id])
+        expect(yield* complete(store, claims)).toEqual([slow.id, quick.id])
         expect((yield* store.rows(x.id, all)).items).toEqual([{ id: "k", n: 2 }])
         expect(Option.getOrThrow(yield* store.ingestion(slow.id)).duration).toBe(300)
       })))
@@ -432,7 +455,7 @@ const conformance = (kind: StoreKind) =>
 
     it.effect("once: runs once, replays the answer, refuses another body, forgets a failure, and makes a concurrent twin wait", () =>
       run(Effect.gen(function*() {
-        const store = yield* Store
+        const store = yield* IngestionStore
         let runs = 0
         const request = (fingerprint: string) => ({ key: "k", scope: "1 POST /x k", fingerprint, windowMillis: 60_000 })
         const execute = Effect.sync(() => ({ run: ++runs }))

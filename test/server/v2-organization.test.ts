@@ -6,7 +6,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { allAccounts, allActivity, allInvoices, allUsers } from "../../src/client/index.js"
 import { applySeed, type Seed } from "../../src/server/seed.js"
-import { Store } from "../../src/server/core/store/Store.js"
+import { CatalogStore } from "../../src/server/core/store/ports/catalog.js"
 import { clientFor, rawRequest, serverLayer } from "../support/server.js"
 import { storeLayer, testStoreKind } from "../support/stores.js"
 
@@ -495,7 +495,7 @@ layer(serverLayer({ seed: limitedSeed }), { excludeTestServices: true })("v2 lim
 layer(storeLayer(testStoreKind()), { excludeTestServices: true })("seeding the organization's data", (it) => {
   it.effect("is idempotent: the same ids, plan and limits; API changes to profiles survive a new start", () =>
     Effect.gen(function*() {
-      const store = yield* Store
+      const store = yield* CatalogStore
       yield* applySeed(limitedSeed)
       // Ensuring an existing organization returns it as it is.
       const first = yield* store.ensureOrganization("Tiny")

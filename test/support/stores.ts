@@ -7,7 +7,7 @@ import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import * as MemoryStore from "../../src/server/core/store/memory.js"
 import * as SqlStore from "../../src/server/core/store/sql.js"
-import type { Store } from "../../src/server/core/store/Store.js"
+import { type Stores } from "../../src/server/core/store/Stores.js"
 import type { StoreError } from "../../src/server/core/errors.js"
 import { databaseUrl } from "./services.js"
 
@@ -33,7 +33,7 @@ export const dropSchemaAfterwards = (schema: string) =>
 /** The Postgres store in a fresh schema (or `schema`), dropped when the layer ends unless `keep`. */
 export const sqlStoreLayer = (
   options: { readonly schema?: string; readonly keep?: boolean } = {}
-): Layer.Layer<Store, StoreError> => {
+): Layer.Layer<Stores, StoreError> => {
   const schema = options.schema ?? freshSchema()
   const store = SqlStore.layer({ url: Redacted.make(databaseUrl()), schema, maxConnections: 5 })
   return options.keep === true ? store : Layer.provideMerge(store, Layer.scopedDiscard(dropSchemaAfterwards(schema)))
@@ -43,7 +43,7 @@ export const sqlStoreLayer = (
 export type StoreKind = "memory" | "postgres"
 
 /** The store of a kind, fresh. */
-export const storeLayer = (kind: StoreKind): Layer.Layer<Store, StoreError> =>
+export const storeLayer = (kind: StoreKind): Layer.Layer<Stores, StoreError> =>
   kind === "memory" ? MemoryStore.layer : sqlStoreLayer()
 
 /**

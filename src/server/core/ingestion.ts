@@ -18,7 +18,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Cause, Effect, Layer, Option } from "effect"
+import { Cause, Context, Effect, Layer, Option, Tracer } from "effect"
 import type { Principal } from "../../api/security.js"
 import { checkRecord, type Column, type Row } from "../../records.js"
 import { NotFound } from "./errors.js"
@@ -27,25 +27,34 @@ import {
   type ClaimedIngestion,
   type Dataset,
   type DatasetRef,
+  type DecidedGroup,
   type IngestionDecision,
-  type IngestionProblem,
-  Store
+  type IngestionProblem
 } from "./store/Store.js"
+import { type Stores } from "./store/Stores.js"
+import { IngestionStore } from "./store/ports/ingestions.js"
+import { SourceStore } from "./store/ports/sources.js"
 import type { StoreError } from "./errors.js"
 import { editableDataset, visibleDataset } from "./catalog/datasets.js"
 
 /**
- * Accepts records for a dataset: the ingestion is recorded as `queued` and processed later.
+ * Accepts records for a dataset: the ingestion is recorded as `queued` and processed later,
+ * with the `traceparent` of the request when it was traced.
  *
  * @since 0.1.0
  * @category utils
  */
-export const ingest = (principal: Principal, datasetId: DatasetRef, records: ReadonlyArray<unknown>) =>
+export const ingest = (
+  principal: Principal,
+  datasetId: DatasetRef,
+  records: ReadonlyArray<unknown>,
+  traceparent?: string | undefined
+) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, datasetId, "ingest data")
-    const store = yield* Store
+    const store = yield* IngestionStore
     return yield* store.createIngestion(
-      { datasetId: dataset.id, initiatedBy: { id: principal.userId, name: principal.userName } },
+      { datasetId: dataset.id, initiatedBy: { id: principal.userId, name: principal.userName }, traceparent },
       records
     )
   })
@@ -59,7 +68,7 @@ export const ingest = (principal: Principal, datasetId: DatasetRef, records: Rea
 export const listIngestions = (principal: Principal, datasetId: DatasetRef, params: PageRequest, limits?: PageLimits) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
-    const store = yield* Store
+    const store = yield* IngestionStore
     const { page, pageSize, slice } = sliceOf(params, limits)
     const found = yield* store.listIngestions(dataset.id, slice)
     return { page, pageSize, found }
@@ -75,7 +84,7 @@ export const listIngestions = (principal: Principal, datasetId: DatasetRef, para
 export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
-    const store = yield* Store
+    const store = yield* IngestionStore
     const finished = yield* store.finishedIngestions(dataset.id)
     const successes = finished.filter((i) => i.status === "success")
     const byDay = new Map<string, Set<string>>()
@@ -105,7 +114,7 @@ export const ingestionStatistics = (principal: Principal, datasetId: DatasetRef)
 export const getIngestion = (principal: Principal, datasetId: DatasetRef, ingestionId: string) =>
   Effect.gen(function*() {
     const dataset = yield* visibleDataset(principal, datasetId)
-    const store = yield* Store
+    const store = yield* IngestionStore
     const ingestion = yield* store.ingestion(ingestionId)
     if (Option.isNone(ingestion) || ingestion.value.datasetId !== dataset.id) {
       return yield* Effect.fail(new NotFound({ resource: "Ingestion", id: ingestionId }))
@@ -120,7 +129,7 @@ export const getIngestion = (principal: Principal, datasetId: DatasetRef, ingest
  * @since 0.1.0
  * @category utils
  */
-export const decideIngestion = (dataset: Dataset, records: ReadonlyArray<unknown>): IngestionDecision => {
+export const decideIngestion = (dataset: Pick<Dataset, "schema" | "primaryKey">, records: ReadonlyArray<unknown>): IngestionDecision => {
   const { primaryKey } = dataset
   let schema: ReadonlyArray<Column> = dataset.schema
   const newColumns: Array<Column> = []
@@ -143,22 +152,101 @@ export const decideIngestion = (dataset: Dataset, records: ReadonlyArray<unknown
 }
 
 /**
- * Processes claimed ingestions of one dataset in one store step. A defect while checking or
- * writing (one bad ingestion) is retried one ingestion at a time, and the one that fails again
- * ends `failed`: an accepted ingestion always reaches a terminal state, and one bad ingestion
- * does not fail the others.
+ * Decides claimed ingestions of one dataset in order, each against the schema the ones before
+ * it left, the first against `schema` (the dataset's as read): what the store is handed to
+ * persist, with that schema.
  *
  * @since 0.1.0
  * @category utils
  */
-export const processIngestions = (claims: ReadonlyArray<ClaimedIngestion>): Effect.Effect<void, StoreError, Store> =>
-  Effect.flatMap(Store, (store) => {
-    const complete = (batch: ReadonlyArray<ClaimedIngestion>) =>
-      store.completeIngestions(batch, (dataset, claim) => decideIngestion(dataset, claim.records))
-    return complete(claims).pipe(
+export const decideGroup = (
+  dataset: Pick<Dataset, "schema" | "primaryKey">,
+  claims: ReadonlyArray<ClaimedIngestion>
+): DecidedGroup => {
+  let current = dataset
+  const decided = claims.map((claim) => {
+    const decision = decideIngestion(current, claim.records)
+    if (decision.newColumns.length > 0) current = { ...current, schema: [...current.schema, ...decision.newColumns] }
+    return { claim, decision }
+  })
+  return { schema: dataset.schema, decided }
+}
+
+/**
+ * The span context of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`), to link to.
+ */
+const spanOf = (traceparent: string): Option.Option<Tracer.ExternalSpan> => {
+  const [version, traceId, spanId, flags] = traceparent.split("-")
+  if (version !== "00" || traceId?.length !== 32 || spanId?.length !== 16 || flags === undefined) return Option.none()
+  return Option.some(Tracer.externalSpan({ traceId, spanId, sampled: (Number.parseInt(flags, 16) & 1) === 1 }))
+}
+
+/**
+ * A span's `traceparent`, as stored with the ingestion its request carried.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const traceparentOf = (span: Tracer.AnySpan): string =>
+  `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+
+/**
+ * Links from a processing span to the traces of the requests that carried its ingestions.
+ */
+const linksOf = (claims: ReadonlyArray<ClaimedIngestion>): Array<Tracer.SpanLink> =>
+  claims.flatMap((claim) =>
+    claim.traceparent === null ? [] : Option.match(spanOf(claim.traceparent), {
+      onNone: () => [],
+      onSome: (span) => [{ _tag: "SpanLink" as const, span, attributes: { "tributary.ingestion_id": claim.ingestion.id } }]
+    })
+  )
+
+/**
+ * The ingestion service: it decides what is stored of claimed ingestions, and the store
+ * persists that.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface IngestionService {
+  /**
+   * Processes claimed ingestions of one dataset: reads the dataset, decides them in order
+   * ({@link decideGroup}) and hands the store the decisions, which it persists only if the
+   * dataset's schema is still the one they were decided against (else they go back to the
+   * queue, to be decided again). A defect while deciding or writing (one bad ingestion) is
+   * retried one ingestion at a time, and the one that fails again ends `failed`: an accepted
+   * ingestion always reaches a terminal state, and one bad ingestion does not fail the others.
+   * In a span `ingestion.process` linked to the traces of the requests that carried them (a
+   * link, not a child: those requests have ended, and one span serves several).
+   */
+  readonly process: (claims: ReadonlyArray<ClaimedIngestion>) => Effect.Effect<void, StoreError>
+}
+
+/**
+ * @since 0.1.0
+ * @category services
+ */
+export class Ingestions extends Context.Tag("tributary/server/Ingestions")<Ingestions, IngestionService>() {}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<IngestionService, never, IngestionStore | SourceStore> = Effect.map(
+  Effect.all([IngestionStore, SourceStore]),
+  ([store, sources]) => {
+  const complete = (claims: ReadonlyArray<ClaimedIngestion>) =>
+    Effect.flatMap(sources.dataset(claims[0]!.ingestion.datasetId), (dataset) =>
+      Option.match(dataset, {
+        // Gone with its ingestions: nothing left to end.
+        onNone: () => Effect.void,
+        onSome: (dataset) => Effect.suspend(() => store.completeIngestions(decideGroup(dataset, claims)))
+      }))
+  const process = (claims: ReadonlyArray<ClaimedIngestion>): Effect.Effect<void, StoreError> =>
+    claims.length === 0 ? Effect.void : complete(claims).pipe(
       Effect.catchAllDefect((defect) =>
         claims.length > 1
-          ? Effect.forEach(claims, (claim) => processIngestions([claim]), { discard: true })
+          ? Effect.forEach(claims, (claim) => process([claim]), { discard: true })
           : Effect.zipRight(
             Effect.logError(`ingestion ${claims[0]?.ingestion.id} could not be processed`, Cause.die(defect)),
             Effect.forEach(claims, (claim) => store.failIngestion(claim, "the server failed while processing"), { discard: true })
@@ -166,7 +254,24 @@ export const processIngestions = (claims: ReadonlyArray<ClaimedIngestion>): Effe
       ),
       Effect.asVoid
     )
-  })
+  return {
+    process: (claims) =>
+      Effect.withSpan(process(claims), "ingestion.process", {
+        root: true,
+        links: linksOf(claims),
+        attributes: {
+          "tributary.dataset_id": claims[0]?.ingestion.datasetId ?? "",
+          "tributary.ingestion_ids": claims.map((claim) => claim.ingestion.id).join(",")
+        }
+      })
+  }
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Ingestions, never, Stores> = Layer.effect(Ingestions, make)
 
 /**
  * @since 0.1.0
@@ -197,10 +302,10 @@ export const defaultWorkerOptions: WorkerOptions = { workers: 1, leaseMillis: 30
 const claimBatch = 20
 
 const workerLoop = (owner: string, leaseMillis: number) =>
-  Effect.flatMap(Store, (store) => {
+  Effect.flatMap(Effect.all([IngestionStore, Ingestions]), ([store, ingestions]) => {
     const step = Effect.flatMap(
       store.claimIngestions(owner, leaseMillis, claimBatch),
-      (claims) => claims.length === 0 ? store.awaitIngestions : processIngestions(claims)
+      (claims) => claims.length === 0 ? store.awaitIngestions : ingestions.process(claims)
     )
     return step.pipe(
       // The store may be away for a while: nothing is lost (claims expire), so wait and go on.
@@ -216,7 +321,7 @@ const workerLoop = (owner: string, leaseMillis: number) =>
  * @since 0.1.0
  * @category layers
  */
-export const workersLayer = (options: WorkerOptions = defaultWorkerOptions): Layer.Layer<never, never, Store> =>
+export const workersLayer = (options: WorkerOptions = defaultWorkerOptions): Layer.Layer<never, never, Stores> =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const process = `${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 8)}`
@@ -224,4 +329,4 @@ export const workersLayer = (options: WorkerOptions = defaultWorkerOptions): Lay
         yield* Effect.forkScoped(workerLoop(`${process}:${i}`, options.leaseMillis))
       }
     })
-  )
+  ).pipe(Layer.provide(layer))

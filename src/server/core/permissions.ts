@@ -9,7 +9,8 @@
 import { Effect } from "effect"
 import type { Principal, Role } from "../../api/security.js"
 import { Forbidden, InvalidField } from "./errors.js"
-import { type Permissions, Store, type Viewer } from "./store/Store.js"
+import { type Permissions, type Viewer } from "./store/Store.js"
+import { CatalogStore } from "./store/ports/catalog.js"
 
 /**
  * Whether a viewer may see a resource: it must be in the viewer's organization, and its
@@ -77,7 +78,7 @@ export const resolvePermissions = (
     if (update.accessList == null || update.accessList.length === 0) {
       return yield* invalid("accessList", "accessLevel selectedUsers needs a non-empty accessList")
     }
-    const store = yield* Store
+    const store = yield* CatalogStore
     const members = yield* store.users(principal.organizationId)
     const accessList: Array<{ id: number; name: string }> = []
     for (const [i, { id }] of update.accessList.entries()) {

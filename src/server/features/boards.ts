@@ -15,7 +15,11 @@ import { NotFound } from "../core/errors.js"
 import { pageOfItems, type PageRequest } from "../core/paging.js"
 import type { Seed, SeedBoard } from "../seed.js"
 import { matchesSearch, sortedBy } from "../core/store/order.js"
-import { type Metric, type SortOrder, Store } from "../core/store/Store.js"
+import { type Metric, type SortOrder } from "../core/store/Store.js"
+import { type Stores } from "../core/store/Stores.js"
+import { CatalogStore } from "../core/store/ports/catalog.js"
+import { MetricStore } from "../core/store/ports/metrics.js"
+import { SourceStore } from "../core/store/ports/sources.js"
 import type { StoreError } from "../core/errors.js"
 import { canSee } from "../core/permissions.js"
 import { visibleMetric } from "./metrics.js"
@@ -55,11 +59,11 @@ export class Boards extends Context.Tag("tributary/server/Boards")<Boards, {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (seed: Seed): Layer.Layer<Boards, never, Store> =>
+export const layer = (seed: Seed): Layer.Layer<Boards, never, Stores> =>
   Layer.effect(
     Boards,
     Effect.gen(function*() {
-      const store = yield* Store
+      const store = yield* CatalogStore
       let boardIds = 0
       let blockIds = 0
       const boards = seed.organizations.map((org) => ({
@@ -97,7 +101,7 @@ const resolve = (principal: Principal, ref: SeedBlockMetric) =>
         Effect.catchTag("NotFound", () => Effect.succeed(Option.none<Metric>()))
       )
     }
-    const store = yield* Store
+    const store = yield* MetricStore
     const page = yield* store.listMetrics({ viewer: principal, search: ref.metric, offset: 0, limit: Number.MAX_SAFE_INTEGER })
     return Option.fromNullable(page.items.find((m) => m.name === ref.metric))
   })
@@ -107,7 +111,7 @@ const defaultDateRange = { from: "30daysAgo", to: "today", granularity: "daily" 
 /** The metrics a block shows, with their data source. */
 const blockMetrics = (principal: Principal, block: Board["blocks"][number]) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* SourceStore
     const shown = []
     for (const ref of block.metrics) {
       const metric = yield* resolve(principal, ref)

@@ -11,7 +11,10 @@ import { requireRole } from "../core/permissions.js"
 import { Forbidden, NotFound } from "../core/errors.js"
 import { type PageRequest, sliceOf } from "../core/paging.js"
 import type { Seed } from "../seed.js"
-import { type Connection, type ConnectionPatch, defaultPermissions, Store } from "../core/store/Store.js"
+import { type Connection, type ConnectionPatch, defaultPermissions } from "../core/store/Store.js"
+import { type Stores } from "../core/store/Stores.js"
+import { ConnectionStore } from "../core/store/ports/connections.js"
+import { CatalogStore } from "../core/store/ports/catalog.js"
 import type { StoreError } from "../core/errors.js"
 import { visibleConnection } from "../core/catalog/connections.js"
 import { resolvePermissions } from "../core/permissions.js"
@@ -30,7 +33,7 @@ const changed = (id: number) =>
  */
 export const listConnections = (principal: Principal, params: PageRequest & { readonly search?: string | undefined }) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* ConnectionStore
     const { page, pageSize, slice } = sliceOf(params)
     const found = yield* store.listConnections({ viewer: principal, search: params.search, ...slice })
     return { page, pageSize, found }
@@ -40,7 +43,7 @@ const updateConnection = (principal: Principal, id: number, patch: ConnectionPat
   Effect.gen(function*() {
     const connection = yield* visibleConnection(principal, id)
     yield* requireRole(principal, "editor", "change connections")
-    const store = yield* Store
+    const store = yield* ConnectionStore
     return yield* store.updateConnection(connection.id, patch).pipe(changed(id))
   })
 
@@ -82,7 +85,7 @@ export const deleteConnection = (principal: Principal, id: number) =>
     if (principal.role !== "admin" && connection.managedBy?.id !== principal.userId) {
       return yield* new Forbidden({ role: principal.role, needed: "admin (or being the connection's manager)", action: "delete this connection" })
     }
-    const store = yield* Store
+    const store = yield* ConnectionStore
     yield* store.deleteConnection(connection.id)
     return connection
   })
@@ -94,13 +97,13 @@ export const deleteConnection = (principal: Principal, id: number) =>
  * @since 0.1.0
  * @category utils
  */
-export const seedConnections = (seed: Seed): Effect.Effect<void, StoreError, Store> =>
-  Effect.flatMap(Store, (store) =>
+export const seedConnections = (seed: Seed): Effect.Effect<void, StoreError, Stores> =>
+  Effect.flatMap(Effect.all([CatalogStore, ConnectionStore]), ([catalog, store]) =>
     Effect.forEach(seed.organizations, (org) =>
       Effect.gen(function*() {
         if (org.connections === undefined || org.connections.length === 0) return
-        const organization = yield* store.ensureOrganization(org.name)
-        const users = yield* store.users(organization.id)
+        const organization = yield* catalog.ensureOrganization(org.name)
+        const users = yield* catalog.users(organization.id)
         for (const c of org.connections) {
           const manager = users.find((u) => u.email === c.managedBy)
           yield* store.ensureConnection({

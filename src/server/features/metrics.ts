@@ -34,9 +34,11 @@ import {
   type Metric,
   type MetricPatch,
   type SortOrder,
-  Store,
   unverified
 } from "../core/store/Store.js"
+import { IngestionStore } from "../core/store/ports/ingestions.js"
+import { MetricStore } from "../core/store/ports/metrics.js"
+import { SourceStore } from "../core/store/ports/sources.js"
 import { canSee } from "../core/permissions.js"
 import { visibleDataset } from "../core/catalog/datasets.js"
 import { planOf } from "./modifications/rows.js"
@@ -74,7 +76,7 @@ export const metricColumns = (dataset: Dataset): ReadonlyArray<Column> => {
  */
 export const metricRows = (dataset: Dataset) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* IngestionStore
     const page = yield* store.rows(dataset.id, { offset: 0, limit: Number.MAX_SAFE_INTEGER })
     const plan = planOf(dataset)
     const columns = metricColumns(dataset)
@@ -96,7 +98,7 @@ export const metricRows = (dataset: Dataset) =>
  */
 export const visibleMetric = (principal: Principal, id: string) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* MetricStore
     const metric = yield* store.metric(id)
     if (Option.isNone(metric) || metric.value.organizationId !== principal.organizationId) {
       return yield* new NotFound({ resource: "Metric", id })
@@ -153,7 +155,7 @@ export const createMetric = (principal: Principal, input: CreateMetric) =>
       filters: input.filters ?? null
     }
     yield* checked(metricColumns(dataset), dataset, definition)
-    const store = yield* Store
+    const store = yield* MetricStore
     return yield* store.createMetric({
       ...definition,
       organizationId: principal.organizationId,
@@ -211,7 +213,7 @@ export const updateMetric = (principal: Principal, id: string, change: UpdateMet
     }
     yield* checked(metricColumns(dataset), dataset, definition)
     const patch: MetricPatch = { ...definition, ...(change.name === undefined ? {} : { name: change.name }) }
-    const store = yield* Store
+    const store = yield* MetricStore
     return yield* store.updateMetric(metric.id, patch).pipe(storedOrNotFound(id))
   })
 
@@ -224,7 +226,7 @@ export const updateMetric = (principal: Principal, id: string, change: UpdateMet
 export const deleteMetric = (principal: Principal, id: string) =>
   Effect.gen(function*() {
     const { metric } = yield* editableMetric(principal, id, "delete metrics")
-    const store = yield* Store
+    const store = yield* MetricStore
     yield* store.deleteMetric(metric.id)
     return metric
   })
@@ -241,7 +243,7 @@ export const setMetricVerification = (principal: Principal, id: string, isVerifi
     const verification = isVerified
       ? { isVerified: true, verifiedAt: yield* now, verifiedBy: { id: principal.userId, name: principal.userName } }
       : unverified
-    const store = yield* Store
+    const store = yield* MetricStore
     return yield* store.updateMetric(metric.id, { verification }).pipe(storedOrNotFound(id))
   })
 
@@ -264,7 +266,7 @@ export interface MetricListParams extends PageRequest {
  */
 export const listMetrics = (principal: Principal, params: MetricListParams) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* MetricStore
     const { page, pageSize, slice } = sliceOf(params)
     const found = yield* store.listMetrics({
       viewer: principal,
@@ -283,7 +285,7 @@ export const listMetrics = (principal: Principal, params: MetricListParams) =>
  * @category utils
  */
 export const metricsOfDataset = (principal: Principal, dataset: Dataset) =>
-  Effect.flatMap(Store, (store) =>
+  Effect.flatMap(MetricStore, (store) =>
     store.listMetrics({ viewer: principal, datasetId: dataset.id, offset: 0, limit: Number.MAX_SAFE_INTEGER })).pipe(
       Effect.map((page) => page.items)
     )
@@ -543,7 +545,7 @@ export const drilldown = (principal: Principal, params: DrilldownParams, request
 export const metricLineage = (principal: Principal, id: string) =>
   Effect.gen(function*() {
     const { dataset, metric } = yield* visibleMetric(principal, id)
-    const store = yield* Store
+    const store = yield* SourceStore
     const dataSource = yield* store.dataSource(dataset.dataSourceId)
     return {
       id: metric.id,

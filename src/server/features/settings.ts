@@ -16,9 +16,9 @@ import {
   type Dataset,
   type DatasetMetadata,
   type DatasetRef,
-  Store,
   unverified
 } from "../core/store/Store.js"
+import { SourceStore } from "../core/store/ports/sources.js"
 import { canSee, resolvePermissions } from "../core/permissions.js"
 import { editableDataSource, updateDataSource } from "../core/catalog/dataSources.js"
 import { editableDataset, updateDataset } from "../core/catalog/datasets.js"
@@ -181,7 +181,7 @@ export const setDatasetTimezone = (principal: Principal, id: DatasetRef, timezon
     if (!isTimezone(timezone)) return yield* invalid("timezone", `"${timezone}" is not a known IANA time zone`)
     const updated = yield* updateDataset(principal, dataset.id, { timezone })
     if (!purgeData) return updated
-    const store = yield* Store
+    const store = yield* SourceStore
     yield* store.purgeDataset(updated.id)
     return { ...updated, rowCount: 0, size: 0 }
   })
@@ -209,7 +209,7 @@ export const setVerification = (principal: Principal, id: DatasetRef, isVerified
  */
 export const lineageOf = (principal: Principal, dataset: Dataset) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* SourceStore
     const dataSource = yield* store.dataSource(dataset.dataSourceId)
     const parents = Option.isSome(dataSource) && canSee(principal, dataSource.value)
       ? [{ id: String(dataSource.value.id), name: dataSource.value.name, type: "dataSource" as const }]

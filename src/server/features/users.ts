@@ -16,7 +16,8 @@ import { isTimezone } from "../core/timezones.js"
 import { requireRole } from "../core/permissions.js"
 import { AccessDenied, Conflict, Forbidden, InvalidField, NotFound } from "../core/errors.js"
 import { mergeUserMetadata, type UserMetadataPatch } from "./organization/profiles.js"
-import { type Slice, Store, type User, type UserChange, type UserPatch } from "../core/store/Store.js"
+import { type Slice, type User, type UserChange, type UserPatch } from "../core/store/Store.js"
+import { CatalogStore } from "../core/store/ports/catalog.js"
 import { requireRoomFor } from "../core/catalog/organization.js"
 
 /**
@@ -39,7 +40,7 @@ export interface UserListRequest {
 export const listUsers = (principal: Principal, request: UserListRequest, slice: Slice) =>
   Effect.zipRight(
     requireRole(principal, "admin", "list users"),
-    Effect.flatMap(Store, (store) =>
+    Effect.flatMap(CatalogStore, (store) =>
       store.listUsers({
         ...slice,
         organizationId: principal.organizationId,
@@ -51,7 +52,7 @@ export const listUsers = (principal: Principal, request: UserListRequest, slice:
 
 /** The user `id` of the principal's organization; `NotFound` for any other. */
 const userOf = (principal: Principal, id: number) =>
-  Effect.flatMap(Store, (store) => store.user(id)).pipe(
+  Effect.flatMap(CatalogStore, (store) => store.user(id)).pipe(
     Effect.flatMap((user) =>
       Option.isSome(user) && user.value.organizationId === principal.organizationId
         ? Effect.succeed(user.value)
@@ -83,7 +84,7 @@ export const inviteUser = (principal: Principal, input: { readonly email: string
     }
     yield* requireRoomFor(principal, "users")
     const email = input.email.trim()
-    const store = yield* Store
+    const store = yield* CatalogStore
     const created = yield* store.createUser({
       organizationId: principal.organizationId,
       name: input.name?.trim() ?? email.slice(0, email.indexOf("@")),
@@ -128,7 +129,7 @@ export const updateUser = (principal: Principal, id: number, patch: { readonly n
         return yield* new Forbidden({ role: principal.role, needed: "admin", action: "change roles" })
       }
     }
-    const store = yield* Store
+    const store = yield* CatalogStore
     const changes: UserPatch = {
       ...(patch.name === undefined ? {} : { name: patch.name.trim() }),
       ...(patch.role === undefined ? {} : { role: patch.role })
@@ -146,7 +147,7 @@ export const deleteUser = (principal: Principal, id: number) =>
   Effect.gen(function*() {
     const user = yield* userOf(principal, id)
     yield* requireRole(principal, "admin", "delete users")
-    const store = yield* Store
+    const store = yield* CatalogStore
     return yield* Effect.flatMap(store.deleteUser(user.id), changed(id, "removed"))
   })
 
@@ -186,7 +187,7 @@ export const updateProfile = (
       ...(patch.timezone === undefined ? {} : { timezone: patch.timezone }),
       ...(metadata === undefined ? {} : { metadata })
     }
-    const store = yield* Store
+    const store = yield* CatalogStore
     // No role in the patch: the change cannot touch the last admin.
     const change = yield* store.updateUser(user.id, changes)
     return change._tag === "Done" ? change.value : yield* new NotFound({ resource: "User", id: user.id })

@@ -12,7 +12,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, FiberRef } from "effect"
 import type { Principal } from "../../api/security.js"
 import { activityOf, type Changed } from "./activityOf.js"
-import type { StoreService } from "../core/store/Store.js"
+import type { ActivityStoreService } from "../core/store/ports/activity.js"
 
 export type { Changed } from "./activityOf.js"
 
@@ -52,7 +52,7 @@ const reads = new Set(["GET", "HEAD", "OPTIONS"])
  * @category combinators
  */
 export const recordingMutation = <E, R>(
-  store: StoreService,
+  store: ActivityStoreService,
   request: { readonly method: string; readonly url: string },
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
@@ -65,7 +65,7 @@ export const recordingMutation = <E, R>(
 }
 
 const record = (
-  store: StoreService,
+  store: ActivityStoreService,
   request: { readonly method: string; readonly url: string },
   changed: Changed
 ): Effect.Effect<void> =>

@@ -9,7 +9,7 @@ import type { Unauthorized } from "../../api/errors.js"
 import { ApiKeyAuth, type Principal } from "../../api/security.js"
 import { toWireError } from "./wireErrors.js"
 import { failWith } from "./envelope.js"
-import { Store, type StoreService } from "../core/store/Store.js"
+import { CatalogStore, type CatalogStoreService } from "../core/store/ports/catalog.js"
 
 /**
  * The principal of an `x-api-key` value; a missing (empty) or unknown key is 401. A store
@@ -19,10 +19,10 @@ import { Store, type StoreService } from "../core/store/Store.js"
  * @since 0.1.0
  * @category utils
  */
-export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthorized, Store> =>
-  Effect.flatMap(Store, (store) => principalOf(store, apiKey))
+export const authenticate = (apiKey: string): Effect.Effect<Principal, Unauthorized, CatalogStore> =>
+  Effect.flatMap(CatalogStore, (store) => principalOf(store, apiKey))
 
-const principalOf = (store: StoreService, apiKey: string): Effect.Effect<Principal, Unauthorized> => {
+const principalOf = (store: CatalogStoreService, apiKey: string): Effect.Effect<Principal, Unauthorized> => {
   if (apiKey === "") {
     return failWith("Unauthorized", { code: "unauthorized", message: "the x-api-key header is missing" })
   }
@@ -43,7 +43,7 @@ const principalOf = (store: StoreService, apiKey: string): Effect.Effect<Princip
  */
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
-  Effect.map(Store, (store) =>
+  Effect.map(CatalogStore, (store) =>
     ApiKeyAuth.of({
       // A missing header arrives as an empty value, not as a failure.
       // The principal is also kept for the activity log, which records after the handler.

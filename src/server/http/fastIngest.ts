@@ -25,12 +25,12 @@ import { CurrentPrincipal } from "../../api/security.js"
 import { authenticate } from "./auth.js"
 import * as Ingest from "./ingest.js"
 import { CurrentRequestId, newRequestId } from "./envelope.js"
-import type { Store } from "../core/store/Store.js"
+import { type Stores } from "../core/store/Stores.js"
 import { ingestTarget, type IngestRoute, sendJson, sendWireError } from "./front.js"
 
 /** Answers `response` with the outcome of a request: the answer, or its wire error. */
 const answerWith = (
-  run: ReturnType<typeof Runtime.runCallback<Store>>,
+  run: ReturnType<typeof Runtime.runCallback<Stores>>,
   response: ServerResponse,
   id: string
 ) =>
@@ -74,7 +74,7 @@ const serveIngest = (request: IncomingMessage, body: Buffer) => {
  * @since 0.1.0
  * @category constructors
  */
-export const makeIngestRoute = (runtime: Runtime.Runtime<Store>): IngestRoute => {
+export const makeIngestRoute = (runtime: Runtime.Runtime<Stores>): IngestRoute => {
   const run = Runtime.runCallback(runtime)
   return {
     takes: (request) => request.method === "POST" && ingestTarget(request.url ?? "")?.query === false,

@@ -12,7 +12,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../../api/security.js"
-import { Store } from "../core/store/Store.js"
+import { IngestionStore } from "../core/store/ports/ingestions.js"
 
 /**
  * 24 hours, the service's window.
@@ -47,7 +47,7 @@ export const once = <A, E, R>(
   body: unknown,
   execute: Effect.Effect<A, E, R>
 ) =>
-  Effect.flatMap(Store, (store) =>
+  Effect.flatMap(IngestionStore, (store) =>
     store.once(
       {
         key: request.key,

@@ -13,7 +13,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type { WireError } from "../../api/errors.js"
 import { IdempotencyHeaders, MaxRecordsPerIngestion } from "../../api/common.js"
 import { CurrentPrincipal, type Principal } from "../../api/security.js"
@@ -24,7 +24,7 @@ import { present } from "./wireErrors.js"
 import { markReplayed, once } from "./idempotency.js"
 import { badRequestFromDecode, invalidJson } from "./decodeError.js"
 import { respond } from "./envelope.js"
-import { ingest } from "../core/ingestion.js"
+import { ingest, traceparentOf } from "../core/ingestion.js"
 import type { DatasetRef, Ingestion } from "../core/store/Store.js"
 
 /**
@@ -86,6 +86,8 @@ export interface IngestRequest {
   readonly idempotencyKey: string | undefined
   /** The request's path without its query: the idempotency scope's route. */
   readonly path: string
+  /** The request's span as a `traceparent`, when it was traced: stored with the ingestion. */
+  readonly traceparent?: string | undefined
 }
 
 /**
@@ -98,7 +100,10 @@ export interface IngestRequest {
  */
 export const accept = <V extends Version>(version: V, request: IngestRequest) => {
   const answer = answers[version] as (ingestion: Ingestion) => Effect.Effect<Answer<V>>
-  const execute = Effect.flatMap(ingest(request.principal, request.datasetId, request.payload.records), answer)
+  const execute = Effect.flatMap(
+    ingest(request.principal, request.datasetId, request.payload.records, request.traceparent),
+    answer
+  )
   const key = request.idempotencyKey
   return present(
     key === undefined
@@ -124,7 +129,14 @@ export const handle = <V extends Version>(
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
     const request = yield* HttpServerRequest.HttpServerRequest
-    const { body, replayed } = yield* accept(version, { ...input, principal, path: request.url.split("?")[0]! })
+    // The server's span of this request, when the server traces requests (`traced`).
+    const span = yield* Effect.option(Effect.currentSpan)
+    const { body, replayed } = yield* accept(version, {
+      ...input,
+      principal,
+      path: request.url.split("?")[0]!,
+      traceparent: Option.isSome(span) ? traceparentOf(span.value) : undefined
+    })
     if (replayed) yield* markReplayed
     return body
   })

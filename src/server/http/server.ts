@@ -37,7 +37,8 @@ import { actsOnRequests, delayedProcessing, type FaultSpec, formatFaults, makeIn
 import * as WebConsole from "./console.js"
 import { defaultWorkerOptions, type WorkerOptions, workersLayer } from "../core/ingestion.js"
 import * as MemoryStore from "../core/store/memory.js"
-import { Store } from "../core/store/Store.js"
+import { type Stores } from "../core/store/Stores.js"
+import { ActivityStore } from "../core/store/ports/activity.js"
 import type { StoreError } from "../core/errors.js"
 import { recordingMutation } from "./activity.js"
 import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from "./v1.js"
@@ -69,7 +70,7 @@ export interface ServerOptions {
   /** Faults to inject into API requests (see `../faults.ts`); `max-body` overrides `maxBodyBytes`. */
   readonly faults?: FaultSpec | undefined
   /** Where everything is kept: the memory store unless given (e.g. `SqlStore.layer`). */
-  readonly store?: Layer.Layer<Store, StoreError> | undefined
+  readonly store?: Layer.Layer<Stores, StoreError> | undefined
   /** Ingestion workers of this process. */
   readonly workers?: WorkerOptions | undefined
   /** Time to receive a whole request, headers and body (408 after it); 60 s unless given. */
@@ -127,7 +128,7 @@ const toWireError = (cause: Cause.Cause<unknown>, url: string): Effect.Effect<ne
 // set by `Effect.locally`, the two middlewares cost 9 µs per request against 2 µs now
 // (measured on a bare fiber).
 const errorEnvelopes = (maxBodyBytes: number, faults: FaultSpec | undefined) =>
-  HttpApiBuilder.middleware(TributaryApi, Effect.map(Store, (store) => {
+  HttpApiBuilder.middleware(TributaryApi, Effect.map(ActivityStore, (store) => {
     // One injector (random source, request count) per server.
     const inject = faults === undefined || !actsOnRequests(faults) ? undefined : makeInjector(faults)
     return (app: HttpApp.Default): HttpApp.Default<never> =>
@@ -277,7 +278,7 @@ const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
   options.faults !== undefined && actsOnRequests(options.faults) ? Layer.empty : Layer.effectDiscard(
     Effect.gen(function*() {
       const front = yield* Front
-      const runtime = yield* Effect.runtime<Store>()
+      const runtime = yield* Effect.runtime<Stores>()
       front.ingestRoute = makeIngestRoute(runtime)
     })
   )
@@ -286,10 +287,10 @@ const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
  * The store of the options (memory unless given), with the `processing` fault's delays given to
  * the ingestions it accepts, on every route. Without the fault, the store itself.
  */
-const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<Store, StoreError> => {
+const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<Stores, StoreError> => {
   const store = options.store ?? MemoryStore.layer
   const processing = options.faults?.processingMs
-  return processing === undefined ? store : Layer.provide(delayedProcessing(processing, options.faults?.seed), store)
+  return processing === undefined ? store : Layer.provideMerge(delayedProcessing(processing, options.faults?.seed), store)
 }
 
 /**

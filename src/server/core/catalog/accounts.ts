@@ -7,7 +7,8 @@ import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
 import { requireRole } from "../permissions.js"
 import { Conflict, InvalidField, NotFound } from "../errors.js"
-import { type AccountPatch, type Slice, Store } from "../store/Store.js"
+import { type AccountPatch, type Slice } from "../store/Store.js"
+import { CatalogStore } from "../store/ports/catalog.js"
 import { requireRoomFor } from "./organization.js"
 
 /**
@@ -16,7 +17,7 @@ import { requireRoomFor } from "./organization.js"
  * @since 0.1.0
  * @category utils
  */
-export const listAccounts = (principal: Principal) => Effect.flatMap(Store, (store) => store.accounts(principal.organizationId))
+export const listAccounts = (principal: Principal) => Effect.flatMap(CatalogStore, (store) => store.accounts(principal.organizationId))
 
 /**
  * The account `accountId` (or the key's default account) if the principal's organization
@@ -26,7 +27,7 @@ export const listAccounts = (principal: Principal) => Effect.flatMap(Store, (sto
  * @category utils
  */
 export const visibleAccount = (principal: Principal, accountId: number = principal.defaultAccountId) =>
-  Effect.flatMap(Store, (store) => store.account(accountId)).pipe(
+  Effect.flatMap(CatalogStore, (store) => store.account(accountId)).pipe(
     Effect.flatMap((account) =>
       Option.isSome(account) && account.value.organizationId === principal.organizationId
         ? Effect.succeed(account.value)
@@ -51,7 +52,7 @@ export interface AccountListRequest {
  * @category utils
  */
 export const listAccountPage = (principal: Principal, request: AccountListRequest, slice: Slice) =>
-  Effect.flatMap(Store, (store) =>
+  Effect.flatMap(CatalogStore, (store) =>
     store.listAccounts({
       ...slice,
       organizationId: principal.organizationId,
@@ -63,7 +64,7 @@ export const listAccountPage = (principal: Principal, request: AccountListReques
 const managerOf = (principal: Principal, id: number | null | undefined) =>
   Effect.gen(function*() {
     if (id === undefined || id === null) return id
-    const user = yield* Effect.flatMap(Store, (store) => store.user(id))
+    const user = yield* Effect.flatMap(CatalogStore, (store) => store.user(id))
     if (Option.isNone(user) || user.value.organizationId !== principal.organizationId) {
       return yield* new InvalidField({ field: "managedById", message: `user ${id} is not a user of the organization` })
     }
@@ -86,7 +87,7 @@ export const createAccount = (
     yield* requireRole(principal, "admin", "create accounts")
     yield* requireRoomFor(principal, "accounts")
     const managedBy = yield* managerOf(principal, input.managedById)
-    const store = yield* Store
+    const store = yield* CatalogStore
     return yield* store.createAccount({
       organizationId: principal.organizationId,
       name: input.name.trim(),
@@ -116,7 +117,7 @@ export const updateAccount = (
     const account = yield* visibleAccount(principal, id)
     yield* requireRole(principal, "admin", "change accounts")
     const managedBy = yield* managerOf(principal, patch.managedById)
-    const store = yield* Store
+    const store = yield* CatalogStore
     const changes: AccountPatch = {
       ...(patch.name === undefined ? {} : { name: patch.name.trim() }),
       ...(managedBy === undefined ? {} : { managedBy }),
@@ -141,7 +142,7 @@ export const deleteAccount = (principal: Principal, id: number) =>
   Effect.gen(function*() {
     const account = yield* visibleAccount(principal, id)
     yield* requireRole(principal, "admin", "delete accounts")
-    const store = yield* Store
+    const store = yield* CatalogStore
     const all = yield* store.accounts(principal.organizationId)
     if (all.length <= 1) {
       return yield* new Conflict({

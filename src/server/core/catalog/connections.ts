@@ -8,7 +8,8 @@ import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
 import { NotFound } from "../errors.js"
 import { canSee } from "../permissions.js"
-import { type Connection, Store } from "../store/Store.js"
+import { type Connection } from "../store/Store.js"
+import { ConnectionStore } from "../store/ports/connections.js"
 
 /** A connection has no creator of its own: its manager stands for one. @since 0.1.0 @category utils */
 export const asResource = (c: Connection) => ({ ...c, createdBy: c.managedBy ?? { id: -1 } })
@@ -20,7 +21,7 @@ export const asResource = (c: Connection) => ({ ...c, createdBy: c.managedBy ?? 
  * @category utils
  */
 export const visibleConnection = (principal: Principal, id: number) =>
-  Effect.flatMap(Store, (store) => store.connection(id)).pipe(
+  Effect.flatMap(ConnectionStore, (store) => store.connection(id)).pipe(
     Effect.flatMap((connection) =>
       Option.isSome(connection) && canSee(principal, asResource(connection.value))
         ? Effect.succeed(connection.value)

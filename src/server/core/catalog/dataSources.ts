@@ -14,9 +14,9 @@ import {
   type DataSourcePatch,
   defaultPermissions,
   type ListSortField,
-  type SortOrder,
-  Store
+  type SortOrder
 } from "../store/Store.js"
+import { SourceStore } from "../store/ports/sources.js"
 import { canSee } from "../permissions.js"
 import { requireRoomFor } from "./organization.js"
 import { visibleAccount } from "./accounts.js"
@@ -57,7 +57,7 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
     yield* requireRoomFor(principal, "dataSources")
     const timezone = yield* checkTimezone(input.timezone ?? "UTC")
     const connection = input.connectionId === undefined ? undefined : yield* visibleConnection(principal, input.connectionId)
-    const store = yield* Store
+    const store = yield* SourceStore
     return yield* store.createDataSource({
       organizationId: principal.organizationId,
       accountId: account.id,
@@ -78,7 +78,7 @@ export const createDataSource = (principal: Principal, input: CreateDataSource) 
  * @category utils
  */
 export const visibleDataSource = (principal: Principal, id: number) =>
-  Effect.flatMap(Store, (store) => store.dataSource(id)).pipe(
+  Effect.flatMap(SourceStore, (store) => store.dataSource(id)).pipe(
     Effect.flatMap((dataSource) =>
       Option.isSome(dataSource) && canSee(principal, dataSource.value)
         ? Effect.succeed(dataSource.value)
@@ -104,7 +104,7 @@ export const editableDataSource = (principal: Principal, id: number) =>
 export const listDataSourcesOfAccount = (principal: Principal, accountId: number) =>
   Effect.gen(function*() {
     const account = yield* visibleAccount(principal, accountId)
-    const store = yield* Store
+    const store = yield* SourceStore
     const page = yield* store.listDataSources({ viewer: principal, accountId: account.id, offset: 0, limit: Number.MAX_SAFE_INTEGER })
     return page.items
   })
@@ -128,7 +128,7 @@ export interface ListParams extends PageRequest {
  */
 export const listDataSources = (principal: Principal, params: ListParams) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* SourceStore
     const { page, pageSize, slice } = sliceOf(params)
     const found = yield* store.listDataSources({
       viewer: principal,
@@ -148,7 +148,7 @@ export const listDataSources = (principal: Principal, params: ListParams) =>
 const requireEveryDatasetVisible = (principal: Principal, dataSource: DataSource, action: string) =>
   Effect.gen(function*() {
     if (principal.role === "admin") return
-    const store = yield* Store
+    const store = yield* SourceStore
     const count = (viewer: Principal) =>
       Effect.map(store.listDatasets({ viewer, dataSourceId: dataSource.id, offset: 0, limit: 0 }), (page) => page.totalItems)
     // An admin of the organization sees every dataset.
@@ -169,7 +169,7 @@ export const deleteDataSource = (principal: Principal, id: number) =>
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "delete data sources")
     yield* requireEveryDatasetVisible(principal, dataSource, "delete data sources")
-    const store = yield* Store
+    const store = yield* SourceStore
     yield* store.deleteDataSource(dataSource.id)
     return dataSource
   })
@@ -191,7 +191,7 @@ export const updateDataSource = (principal: Principal, id: number, patch: DataSo
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "change data sources")
     if (patch.timezone !== undefined) yield* checkTimezone(patch.timezone)
-    const store = yield* Store
+    const store = yield* SourceStore
     return yield* store.updateDataSource(dataSource.id, patch).pipe(changed(id))
   })
 
@@ -208,7 +208,7 @@ export const setDataSourceTimezone = (
 ) =>
   Effect.gen(function*() {
     const updated = yield* updateDataSource(principal, id, { timezone: change.timezone })
-    const store = yield* Store
+    const store = yield* SourceStore
     if (change.applyToDatasets === true) yield* store.updateDatasetsOfDataSource(updated.id, { timezone: change.timezone })
     if (change.purgeData === true) yield* store.purgeDataSource(updated.id)
     return updated
@@ -226,7 +226,7 @@ export const purgeDataSource = (principal: Principal, id: number) =>
     const dataSource = yield* visibleDataSource(principal, id)
     yield* requireRole(principal, "editor", "purge data sources")
     yield* requireEveryDatasetVisible(principal, dataSource, "purge data sources")
-    const store = yield* Store
+    const store = yield* SourceStore
     const datasetCount = yield* store.purgeDataSource(dataSource.id)
     return { dataSource, datasetCount }
   })

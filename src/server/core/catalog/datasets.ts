@@ -14,9 +14,9 @@ import {
   type DatasetRef,
   defaultPermissions,
   emptyMetadata,
-  Store,
   unverified
 } from "../store/Store.js"
+import { SourceStore } from "../store/ports/sources.js"
 import { canSee, requireRole } from "../permissions.js"
 import { visibleAccount } from "./accounts.js"
 import { type ListParams, visibleDataSource } from "./dataSources.js"
@@ -72,7 +72,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
     const dataSource = yield* visibleDataSource(principal, input.dataSourceId)
     yield* requireRole(principal, "editor", "create datasets")
     yield* checkSchema(input)
-    const store = yield* Store
+    const store = yield* SourceStore
     return yield* store.createDataset({
       organizationId: principal.organizationId,
       dataSourceId: dataSource.id,
@@ -96,7 +96,7 @@ export const createDataset = (principal: Principal, input: CreateDataset) =>
  * @category utils
  */
 export const visibleDataset = (principal: Principal, id: DatasetRef) =>
-  Effect.flatMap(Store, (store) => store.dataset(id)).pipe(
+  Effect.flatMap(SourceStore, (store) => store.dataset(id)).pipe(
     Effect.flatMap((dataset) =>
       Option.isSome(dataset) && canSee(principal, dataset.value)
         ? Effect.succeed(dataset.value)
@@ -115,7 +115,7 @@ export const editableDataset = (principal: Principal, id: DatasetRef, action = "
 
 /** Every dataset the principal may see within `scope` (v1 lists are not paged). */
 const everyVisible = (principal: Principal, scope: { readonly dataSourceId: number } | { readonly accountId: number }) =>
-  Effect.flatMap(Store, (store) =>
+  Effect.flatMap(SourceStore, (store) =>
     Effect.map(
       store.listDatasets({ viewer: principal, ...scope, offset: 0, limit: Number.MAX_SAFE_INTEGER }),
       (page) => page.items
@@ -149,7 +149,7 @@ export const listDatasetsOfAccount = (principal: Principal, accountId: number) =
  */
 export const listDatasets = (principal: Principal, params: ListParams & { readonly dataSourceId?: number | undefined }) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* SourceStore
     const { page, pageSize, slice } = sliceOf(params)
     const found = yield* store.listDatasets({
       viewer: principal,
@@ -170,7 +170,7 @@ export const listDatasets = (principal: Principal, params: ListParams & { readon
 export const deleteDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "delete datasets")
-    const store = yield* Store
+    const store = yield* SourceStore
     yield* store.deleteDataset(dataset.id)
     return dataset
   })
@@ -184,7 +184,7 @@ export const deleteDataset = (principal: Principal, id: DatasetRef) =>
 export const purgeDataset = (principal: Principal, id: DatasetRef) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "purge datasets")
-    const store = yield* Store
+    const store = yield* SourceStore
     yield* store.purgeDataset(dataset.id)
     return dataset
   })
@@ -204,7 +204,7 @@ const updated = (id: DatasetRef) =>
 export const updateDataset = (principal: Principal, id: DatasetRef, patch: DatasetPatch) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id)
-    const store = yield* Store
+    const store = yield* SourceStore
     return yield* store.updateDataset(dataset.id, patch).pipe(updated(id))
   })
 
@@ -217,7 +217,7 @@ export const updateDataset = (principal: Principal, id: DatasetRef, patch: Datas
 export const duplicateDataset = (principal: Principal, id: DatasetRef, name: string | undefined) =>
   Effect.gen(function*() {
     const dataset = yield* editableDataset(principal, id, "duplicate datasets")
-    const store = yield* Store
+    const store = yield* SourceStore
     return yield* store.duplicateDataset(dataset.id, name ?? `${dataset.name} (copy)`, {
       id: principal.userId,
       name: principal.userName

@@ -8,7 +8,7 @@
 import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
 import { LimitReached, NotFound } from "../errors.js"
-import { Store } from "../store/Store.js"
+import { CatalogStore } from "../store/ports/catalog.js"
 
 /**
  * The principal's organization (it exists while its keys do; a missing one is `NotFound`).
@@ -17,7 +17,7 @@ import { Store } from "../store/Store.js"
  * @category utils
  */
 export const ownOrganization = (principal: Pick<Principal, "organizationId">) =>
-  Effect.flatMap(Store, (store) => store.organization(principal.organizationId)).pipe(
+  Effect.flatMap(CatalogStore, (store) => store.organization(principal.organizationId)).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.fail(new NotFound({ resource: "Organization", id: principal.organizationId })),
       onSome: Effect.succeed
@@ -33,7 +33,7 @@ export const ownOrganization = (principal: Pick<Principal, "organizationId">) =>
 export const usage = (principal: Principal) =>
   Effect.gen(function*() {
     const organization = yield* ownOrganization(principal)
-    const counts = yield* Effect.flatMap(Store, (store) => store.usage(organization.id))
+    const counts = yield* Effect.flatMap(CatalogStore, (store) => store.usage(organization.id))
     return { counts, limits: organization.limits }
   })
 

@@ -1,18 +1,20 @@
 /**
- * The reference server's storage, behind one service interface.
+ * The reference server's stored model: the entities, the queries and the changes the store
+ * ports (`ports/`) take and give.
  *
- * Two implementations pass the same conformance suite (`test/server/store.test.ts`): the
- * embedded default keeps everything in memory (`MemoryStore`), the durable one keeps it in
- * Postgres (`SqlStore`) so that several server processes share it. Lists are queries (filter,
- * sort and page in; items and total out), so that neither implementation hands out whole
- * collections. Visibility rules are the services' to decide, but a list takes the viewer so
- * that the store can filter by them before it pages.
+ * The ports split the way the domain does (catalog; data sources and datasets; rows,
+ * ingestions and idempotency; metrics, connections and the activity log, the features' own),
+ * each a Context Tag, and callers depend on the ones they use. Two implementations pass the same
+ * conformance suite (`test/server/store.test.ts`): the embedded default keeps everything in
+ * memory (`MemoryStore`), the durable one keeps it in Postgres (`SqlStore`) so that several
+ * server processes share it; each provides every port (`Stores.ts`). Lists are queries
+ * (filter, sort and page in; items and total out), so that neither implementation hands out
+ * whole collections. Visibility rules are the services' to decide, but a list takes the viewer
+ * so that the store can filter by them before it pages.
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Option } from "effect"
 import type { Column, Row } from "../../../records.js"
-import type { IdempotencyKeyReused, StoreError } from "../errors.js"
 import type { Principal, Role } from "../../../api/security.js"
 import type { Modifications } from "../definitions/modifications.js"
 import type { AggregationFunction, ColumnRef, FilterGroup } from "../definitions/metrics.js"
@@ -506,6 +508,11 @@ export interface Ingestion {
 export interface NewIngestion extends Pick<Ingestion, "datasetId" | "initiatedBy"> {
   /** Milliseconds after acceptance before a worker may take it; none when absent. */
   readonly processingDelayMillis?: number | undefined
+  /**
+   * The W3C `traceparent` of the request that carried it, when that request was traced: the
+   * span that processes it links to that trace.
+   */
+  readonly traceparent?: string | undefined
 }
 
 /**
@@ -519,6 +526,8 @@ export interface ClaimedIngestion {
   readonly records: ReadonlyArray<unknown>
   /** Who holds the lease; completing needs the same owner. */
   readonly owner: string
+  /** The accepting request's `traceparent`, when it was traced. */
+  readonly traceparent: string | null
 }
 
 /**
@@ -532,6 +541,29 @@ export interface IngestionDecision {
   readonly newColumns: ReadonlyArray<Column>
   readonly rows: ReadonlyArray<Row>
   readonly problems: ReadonlyArray<IngestionProblem>
+}
+
+/**
+ * A claimed ingestion with what was decided for its records.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecidedIngestion {
+  readonly claim: ClaimedIngestion
+  readonly decision: IngestionDecision
+}
+
+/**
+ * Claimed ingestions of one dataset, in acceptance order, each decided against the schema the
+ * ones before it left, the first against `schema`: the dataset's schema when they were decided.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecidedGroup {
+  readonly schema: ReadonlyArray<Column>
+  readonly decided: ReadonlyArray<DecidedIngestion>
 }
 
 /**
@@ -747,193 +779,3 @@ export type NewDataSource = Omit<DataSource, "id" | "createdAt" | "lastActivityA
  * @category models
  */
 export type NewDataset = Omit<Dataset, "id" | "number" | "createdAt" | "rowCount" | "size" | "activity" | "modifications">
-
-/**
- * The store. Every method is atomic; who may do what is the services' concern.
- *
- * @since 0.1.0
- * @category models
- */
-export interface StoreService {
-  // Organizations, accounts, users and keys. The `ensure*` calls are idempotent (by seed key,
-  // by organization and name, by organization and email, by key): seeding twice changes nothing.
-  /**
-   * The seed's organization known by `seedKey` (the name the seed gives it), made with that
-   * name the first time. Found by the key, never by the name: a renamed organization is still
-   * the seed's.
-   */
-  readonly ensureOrganization: (seedKey: string) => Effect.Effect<Organization, StoreError>
-  readonly ensureAccount: (
-    organizationId: number,
-    account: Pick<Account, "name" | "accountType">
-  ) => Effect.Effect<Account, StoreError>
-  readonly ensureUser: (
-    organizationId: number,
-    user: Pick<User, "name" | "email" | "role"> & {
-      readonly timezone?: string | null | undefined
-      readonly metadata?: UserMetadata | null | undefined
-    }
-  ) => Effect.Effect<User, StoreError>
-  readonly ensureApiKey: (key: string, userId: number) => Effect.Effect<void, StoreError>
-  /** The key's user; their default account is the first account of their organization. */
-  readonly principalByKey: (apiKey: string) => Effect.Effect<Option.Option<Principal>, StoreError>
-  readonly accounts: (organizationId: number) => Effect.Effect<ReadonlyArray<Account>, StoreError>
-  readonly account: (id: number) => Effect.Effect<Option.Option<Account>, StoreError>
-  readonly users: (organizationId: number) => Effect.Effect<ReadonlyArray<User>, StoreError>
-
-  // The organization's own data, its accounts and users (v2), and its activity log.
-  readonly organization: (id: number) => Effect.Effect<Option.Option<Organization>, StoreError>
-  /** Sets the seed's plan, limits and invoices (every start: the seed owns them). */
-  readonly setOrganizationPlan: (
-    id: number,
-    plan: { readonly plan: Plan; readonly limits: Limits; readonly invoices: ReadonlyArray<Invoice> }
-  ) => Effect.Effect<void, StoreError>
-  readonly updateOrganization: (
-    id: number,
-    patch: { readonly name?: string | undefined; readonly profile?: OrganizationProfile | undefined }
-  ) => Effect.Effect<Option.Option<Organization>, StoreError>
-  /** Newest first. */
-  readonly invoices: (organizationId: number, slice: Slice) => Effect.Effect<Page<Invoice>, StoreError>
-  readonly usage: (organizationId: number) => Effect.Effect<Usage, StoreError>
-  readonly createAccount: (
-    input: Omit<Account, "id" | "createdAt">
-  ) => Effect.Effect<Account, StoreError>
-  readonly listAccounts: (query: AccountQuery) => Effect.Effect<Page<Account>, StoreError>
-  readonly updateAccount: (id: number, patch: AccountPatch) => Effect.Effect<Option.Option<Account>, StoreError>
-  /** Deletes the account unless it holds data sources: then nothing changes and their number comes back. */
-  readonly deleteAccount: (id: number) => Effect.Effect<{ readonly dataSources: number }, StoreError>
-  readonly user: (id: number) => Effect.Effect<Option.Option<User>, StoreError>
-  /** None when the organization already has a user with that email. */
-  readonly createUser: (
-    input: Omit<User, "id" | "createdAt">
-  ) => Effect.Effect<Option.Option<User>, StoreError>
-  readonly listUsers: (query: UserQuery) => Effect.Effect<Page<User>, StoreError>
-  /** Refused (`LastAdmin`) when it would demote the organization's last admin. */
-  readonly updateUser: (id: number, patch: UserPatch) => Effect.Effect<UserChange<User>, StoreError>
-  /** Deletes the user and their keys; refused (`LastAdmin`) for the organization's last admin. */
-  readonly deleteUser: (id: number) => Effect.Effect<UserChange<User>, StoreError>
-  readonly recordActivity: (entry: Omit<ActivityEntry, "id" | "createdAt">) => Effect.Effect<void, StoreError>
-  /** Newest first. */
-  readonly activityLog: (query: ActivityQuery) => Effect.Effect<Page<ActivityEntry>, StoreError>
-
-  // Data sources.
-  readonly createDataSource: (input: NewDataSource) => Effect.Effect<DataSource, StoreError>
-  readonly dataSource: (id: number) => Effect.Effect<Option.Option<DataSource>, StoreError>
-  readonly listDataSources: (query: DataSourceQuery) => Effect.Effect<Page<DataSource>, StoreError>
-  readonly updateDataSource: (
-    id: number,
-    patch: DataSourcePatch
-  ) => Effect.Effect<Option.Option<DataSource>, StoreError>
-  /** Deletes the data source with its datasets, rows and ingestions. */
-  readonly deleteDataSource: (id: number) => Effect.Effect<void, StoreError>
-  /** Removes the rows of each of its datasets (see `purgeDataset`); the number of datasets. */
-  readonly purgeDataSource: (id: number) => Effect.Effect<number, StoreError>
-
-  // Datasets and their rows.
-  readonly createDataset: (input: NewDataset) => Effect.Effect<Dataset, StoreError>
-  /** By UUID (a string) or by number. */
-  readonly dataset: (id: DatasetRef) => Effect.Effect<Option.Option<Dataset>, StoreError>
-  readonly listDatasets: (query: DatasetQuery) => Effect.Effect<Page<Dataset>, StoreError>
-  readonly updateDataset: (id: string, patch: DatasetPatch) => Effect.Effect<Option.Option<Dataset>, StoreError>
-  /** The same change to every dataset of a data source. */
-  readonly updateDatasetsOfDataSource: (
-    dataSourceId: number,
-    patch: Pick<DatasetPatch, "timezone">
-  ) => Effect.Effect<void, StoreError>
-  /** A new dataset in the same data source with the same schema, key, settings and rows. */
-  readonly duplicateDataset: (
-    id: string,
-    name: string,
-    createdBy: Creator
-  ) => Effect.Effect<Option.Option<Dataset>, StoreError>
-  /** Deletes the dataset with its rows and ingestions. */
-  readonly deleteDataset: (id: string) => Effect.Effect<void, StoreError>
-  /** Removes every row; queued ingestions of the dataset end as `purged`. */
-  readonly purgeDataset: (id: string) => Effect.Effect<void, StoreError>
-  readonly rows: (datasetId: string, query: RowQuery) => Effect.Effect<Page<Row>, StoreError>
-
-  // Connections. `ensureConnection` is idempotent by organization and name (seeding).
-  readonly ensureConnection: (input: NewConnection) => Effect.Effect<Connection, StoreError>
-  readonly connection: (id: number) => Effect.Effect<Option.Option<Connection>, StoreError>
-  readonly listConnections: (query: ConnectionQuery) => Effect.Effect<Page<Connection>, StoreError>
-  readonly updateConnection: (id: number, patch: ConnectionPatch) => Effect.Effect<Option.Option<Connection>, StoreError>
-  /** Deletes it; its data sources stay, without a connection. */
-  readonly deleteConnection: (id: number) => Effect.Effect<void, StoreError>
-
-  // Metrics. Deleting a dataset (or its data source) deletes its metrics.
-  /** A new metric; its key is unique in the store (`custom_query_<n>`). */
-  readonly createMetric: (input: NewMetric) => Effect.Effect<Metric, StoreError>
-  readonly metric: (id: string) => Effect.Effect<Option.Option<Metric>, StoreError>
-  readonly listMetrics: (query: MetricQuery) => Effect.Effect<Page<Metric>, StoreError>
-  readonly updateMetric: (id: string, patch: MetricPatch) => Effect.Effect<Option.Option<Metric>, StoreError>
-  readonly deleteMetric: (id: string) => Effect.Effect<void, StoreError>
-
-  // Ingestions: recorded with their records, claimed by workers under a lease, completed once.
-  /**
-   * Records an accepted ingestion (`queued`) with the records it carries. With
-   * `processingDelayMillis`, no worker takes it until that long after its acceptance (the
-   * `processing` fault).
-   */
-  readonly createIngestion: (
-    input: NewIngestion,
-    records: ReadonlyArray<unknown>
-  ) => Effect.Effect<Ingestion, StoreError>
-  readonly ingestion: (id: string) => Effect.Effect<Option.Option<Ingestion>, StoreError>
-  /** Newest first. */
-  readonly listIngestions: (datasetId: string, slice: Slice) => Effect.Effect<Page<Ingestion>, StoreError>
-  /** Every finished (`success` or `failed`) ingestion of a dataset, newest first, without records or problems. */
-  readonly finishedIngestions: (
-    datasetId: string
-  ) => Effect.Effect<ReadonlyArray<Pick<Ingestion, "status" | "initiatedAt" | "duration">>, StoreError>
-  /**
-   * Takes ingestions of one dataset for `owner`, marking them `processing` until `leaseMillis`
-   * from now: the oldest pending ingestion of a dataset, when it is queued (or its worker's
-   * lease ran out) and due, and the pending ones after it while they are too, up to `max`, in
-   * acceptance order. A dataset whose oldest pending ingestion is held or not yet due gives
-   * nothing: its later ones wait for it. Of the datasets that can give, the one whose oldest
-   * waits longest. Empty when none can.
-   */
-  readonly claimIngestions: (
-    owner: string,
-    leaseMillis: number,
-    max: number
-  ) => Effect.Effect<ReadonlyArray<ClaimedIngestion>, StoreError>
-  /**
-   * Ends claimed ingestions of one dataset, in order, in one step: under the dataset's lock,
-   * `decide` checks each one's records against the dataset as the ones before left it; columns
-   * and rows are written and each ingestion ends `success` with its own counts. The ids of those
-   * ended. The order of acceptance holds here whatever the claims: the ingestions end only up
-   * to the first one whose lease was lost (or that is gone, or whose dataset is gone), and only
-   * while no ingestion of the dataset accepted before them is still pending; the rest is
-   * left out, nothing of it written, and those still held go back to the queue.
-   */
-  readonly completeIngestions: (
-    claims: ReadonlyArray<ClaimedIngestion>,
-    decide: (dataset: Dataset, claim: ClaimedIngestion) => IngestionDecision
-  ) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  /** Ends a claimed ingestion as `failed` with the reason; false when the lease was lost. */
-  readonly failIngestion: (claim: ClaimedIngestion, failure: string) => Effect.Effect<boolean, StoreError>
-  /**
-   * Waits until an ingestion may be waiting: one was created, one became due, or a lease may
-   * have run out.
-   */
-  readonly awaitIngestions: Effect.Effect<void, StoreError>
-
-  // Idempotency records.
-  /**
-   * Runs `execute` at most once for `scope` within `windowMillis`: a later call with the same
-   * fingerprint gets the first call's answer (`replayed`), one with another fingerprint fails
-   * with `IdempotencyKeyReused`, and one arriving while the first runs waits for its answer. A
-   * failed `execute` keeps nothing. Answers must be plain JSON values (a durable store keeps them as JSON).
-   */
-  readonly once: <A, E, R>(
-    request: { readonly key: string; readonly scope: string; readonly fingerprint: string; readonly windowMillis: number },
-    execute: Effect.Effect<A, E, R>
-  ) => Effect.Effect<{ readonly answer: A; readonly replayed: boolean }, E | IdempotencyKeyReused | StoreError, R>
-}
-
-/**
- * @since 0.1.0
- * @category services
- */
-export class Store extends Context.Tag("tributary/server/Store")<Store, StoreService>() {}

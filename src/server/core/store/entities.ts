@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto"
 import { isoTimestamp } from "../clock.js"
 import { noModifications } from "../definitions/modifications.js"
+import type { Column } from "../../../records.js"
 import type { Dataset, Ingestion, NewDataset } from "./Store.js"
 
 /**
@@ -49,3 +50,13 @@ export const newIngestion = (
   problems: [],
   failure: null
 })
+
+/**
+ * Whether two schemas are the same columns of the same types in the same order: decisions made
+ * against one are persisted only while the dataset's schema is still that one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sameSchema = (a: ReadonlyArray<Column>, b: ReadonlyArray<Column>): boolean =>
+  a === b || (a.length === b.length && a.every((column, i) => column.id === b[i]!.id && column.dataType === b[i]!.dataType))

@@ -248,6 +248,13 @@ const organizationSeedKey = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   ], { discard: true, concurrency: 1 }))
 
 /**
+ * The `traceparent` of the request that carried an ingestion (null: not traced), so that the
+ * span that processes it can link to that request's trace.
+ */
+const ingestionTraceparent = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.asVoid(sql`ALTER TABLE ingestions ADD COLUMN traceparent text`))
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
@@ -260,5 +267,6 @@ export const migrations = {
   "4_modifications": modifications,
   "15_organization": organization,
   "16_ingestion_order": ingestionOrder,
-  "17_organization_seed_key": organizationSeedKey
+  "17_organization_seed_key": organizationSeedKey,
+  "18_ingestion_traceparent": ingestionTraceparent
 }

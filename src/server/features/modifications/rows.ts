@@ -19,7 +19,8 @@ import { InvalidField } from "../../core/errors.js"
 import type { Row } from "../../../records.js"
 import { applyModifications, compile, type Plan, sortKey, type ViewColumn } from "./modifications.js"
 import { noModifications } from "../../core/definitions/modifications.js"
-import { type Dataset, type DatasetRef, type Page, type SortOrder, Store } from "../../core/store/Store.js"
+import { type Dataset, type DatasetRef, type Page, type SortOrder } from "../../core/store/Store.js"
+import { IngestionStore } from "../../core/store/ports/ingestions.js"
 import { sortedBy } from "../../core/store/order.js"
 
 /**
@@ -65,7 +66,7 @@ export interface ModifiedRowQuery {
  */
 export const modifiedRows = (dataset: Dataset, plan: Plan, query: ModifiedRowQuery) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* IngestionStore
     const sort = query.sort
     const stored = sort === undefined ? undefined : dataset.schema.find((c) => c.id === sort.column.id)
     const storeSorts = sort === undefined || (stored !== undefined && stored.dataType === sort.column.dataType)
@@ -96,7 +97,7 @@ export const modifiedRows = (dataset: Dataset, plan: Plan, query: ModifiedRowQue
  */
 export const evaluatedRows = (dataset: Dataset, plan: Plan) =>
   Effect.gen(function*() {
-    const store = yield* Store
+    const store = yield* IngestionStore
     const kept: Array<Row> = []
     for (let offset = 0;; offset += scanChunk) {
       const page = yield* store.rows(dataset.id, { offset, limit: scanChunk })

@@ -11,7 +11,8 @@ import type { Principal } from "../../../api/security.js"
 import { InvalidField, NotFound } from "../../core/errors.js"
 import { compile } from "./modifications.js"
 import type { Modifications } from "../../core/definitions/modifications.js"
-import { type DatasetRef, type SortOrder, Store } from "../../core/store/Store.js"
+import { type DatasetRef, type SortOrder } from "../../core/store/Store.js"
+import { SourceStore } from "../../core/store/ports/sources.js"
 import { editableDataset, visibleDataset } from "../../core/catalog/datasets.js"
 import { modifiedRows, planOf, sortOf } from "./rows.js"
 
@@ -84,7 +85,7 @@ export const getModifications = (principal: Principal, id: DatasetRef) =>
   Effect.map(visibleDataset(principal, id), (dataset) => planOf(dataset))
 
 const store = (id: string, modifications: Modifications) =>
-  Effect.flatMap(Store, (s) => s.updateDataset(id, { modifications })).pipe(
+  Effect.flatMap(SourceStore, (s) => s.updateDataset(id, { modifications })).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.fail(new NotFound({ resource: "Dataset", id })),
       onSome: (dataset) => Effect.succeed(planOf(dataset))

@@ -9,7 +9,9 @@ import { requireRole } from "../../core/permissions.js"
 import { InvalidField } from "../../core/errors.js"
 import { ownOrganization } from "../../core/catalog/organization.js"
 import { type OrganizationPatch, mergeOrganization } from "./profiles.js"
-import { type Slice, Store } from "../../core/store/Store.js"
+import { type Slice } from "../../core/store/Store.js"
+import { ActivityStore } from "../../core/store/ports/activity.js"
+import { CatalogStore } from "../../core/store/ports/catalog.js"
 
 /**
  * @since 0.1.0
@@ -32,7 +34,7 @@ export const updateOrganization = (principal: Principal, patch: OrganizationPatc
       onLeft: (error) => Effect.fail(new InvalidField(error)),
       onRight: Effect.succeed
     })
-    const store = yield* Store
+    const store = yield* CatalogStore
     const updated = yield* store.updateOrganization(organization.id, { name: patch.name?.trim(), profile })
     return Option.getOrElse(updated, () => organization)
   })
@@ -77,7 +79,7 @@ export const activityLog = (principal: Principal, filter: ActivityFilter, slice:
     yield* requireRole(principal, "admin", "read the activity log")
     const from = filter.dateFrom === undefined ? undefined : yield* parseDateBound("dateFrom", filter.dateFrom, false)
     const to = filter.dateTo === undefined ? undefined : yield* parseDateBound("dateTo", filter.dateTo, true)
-    const store = yield* Store
+    const store = yield* ActivityStore
     return yield* store.activityLog({
       ...slice,
       organizationId: principal.organizationId,
@@ -106,5 +108,5 @@ export const billing = (principal: Principal) =>
 export const invoices = (principal: Principal, slice: Slice) =>
   Effect.zipRight(
     requireRole(principal, "admin", "read invoices"),
-    Effect.flatMap(Store, (store) => store.invoices(principal.organizationId, slice))
+    Effect.flatMap(CatalogStore, (store) => store.invoices(principal.organizationId, slice))
   )

@@ -1,0 +1,277 @@
+/**
+ * The Postgres store's state: what every port of one store shares.
+ *
+ * @since 0.1.0
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { createHash } from "node:crypto"
+import { Clock, Effect, Option, Queue, Stream } from "effect"
+import { type ClaimedIngestion, type UserChange, type ListQuery, type Slice, type User } from "../Store.js"
+import { StoreError } from "../../errors.js"
+import { ingestionChannel, storeCall, type UserRecord, toUser } from "./records.js"
+
+/**
+ * The connection, the statements' fragments, the workers' wake-ups and the steps more than one
+ * port takes: one state that every port of one Postgres store works on.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeState = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+
+  const json = (value: unknown) => JSON.stringify(value)
+
+  // ---- fragments --------------------------------------------------------------------------
+
+  /** A dataset with its latest ingestion (one index probe per dataset). */
+  const datasetSelect = sql`
+    SELECT d.id, d.number, d.organization_id, d.data_source_id, d.name, d.created_at, d.primary_key, d.schema,
+      d.created_by, d.timezone, d.sync_interval, d.permissions, d.verification, d.metadata,
+      d.column_metadata, d.modifications, d.row_count::float8 AS row_count, d.size::float8 AS size,
+      d.next_seq::float8 AS next_seq, d.last_success_at,
+      l.id AS last_ingestion_id, l.initiated_at AS last_ingestion_at, l.status AS last_status
+    FROM datasets d
+    LEFT JOIN LATERAL (
+      SELECT i.id, i.initiated_at, i.status FROM ingestions i WHERE i.dataset_id = d.id ORDER BY i.seq DESC LIMIT 1
+    ) l ON true`
+
+  /** A data source with the newest ingestion into any of its datasets. */
+  const dataSourceSelect = sql`
+    SELECT s.id, s.organization_id, s.account_id, s.name, s.timezone, s.created_at, s.key, s.created_by,
+      s.sync_interval, s.permissions, s.connection_id,
+      (SELECT max(l.initiated_at) FROM datasets d CROSS JOIN LATERAL (
+        SELECT i.initiated_at FROM ingestions i WHERE i.dataset_id = d.id ORDER BY i.seq DESC LIMIT 1
+      ) l WHERE d.data_source_id = s.id) AS last_activity_at
+    FROM data_sources s`
+
+  /** `canSee` (visibility.ts) in SQL, over a table aliased `alias`. */
+  const visibleTo = (alias: string, viewer: ListQuery["viewer"]): Fragment => {
+    const t = sql.literal(alias)
+    return sql`${t}.organization_id = ${viewer.organizationId} AND (
+      ${viewer.role} = 'admin'
+      OR (${t}.created_by->>'id')::int = ${viewer.userId}
+      OR ${t}.permissions->>'accessLevel' = 'everyone'
+      OR (${t}.permissions->>'accessLevel' = 'selectedUsers'
+        AND ${t}.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
+  }
+
+  const searchIn = (alias: string, search: string | undefined): Fragment =>
+    search === undefined ? sql`true` : sql`strpos(lower(${sql.literal(alias)}.name), lower(${search})) > 0`
+
+  const direction = (order: "asc" | "desc") => sql.literal(order === "desc" ? "DESC NULLS LAST" : "ASC NULLS LAST")
+
+  const listOrder = (
+    query: ListQuery,
+    alias: string,
+    lastActivity: string,
+    storageOrder: string
+  ): Fragment => {
+    const sort = query.sort
+    if (sort === undefined) return sql.literal(storageOrder)
+    const value = sort.by === "name"
+      ? sql.literal(`${alias}.name COLLATE tributary_base`)
+      : sort.by === "createdAt"
+      ? sql.literal(`${alias}.created_at`)
+      : sql.literal(lastActivity)
+    return sql`${value} ${direction(sort.order)}, ${sql.literal(storageOrder)}`
+  }
+
+  const connectionSelect = sql`
+    SELECT c.id, c.organization_id, c.name, c.integration_key, c.managed_by, c.shared_with_accounts, c.permissions,
+      c.created_at, c.status,
+      (SELECT count(*)::int FROM data_sources s WHERE s.connection_id = c.id) AS data_sources_count
+    FROM connections c`
+
+  /** `canSee` for connections: their manager stands for the creator. */
+  const visibleConnection = (viewer: ListQuery["viewer"]): Fragment =>
+    sql`c.organization_id = ${viewer.organizationId} AND (
+      ${viewer.role} = 'admin'
+      OR (c.managed_by->>'id')::int = ${viewer.userId}
+      OR c.permissions->>'accessLevel' = 'everyone'
+      OR (c.permissions->>'accessLevel' = 'selectedUsers'
+        AND c.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
+
+  const byId = <R, A>(rows: ReadonlyArray<R>, f: (r: R) => A) => Option.map(Option.fromNullable(rows[0]), f)
+
+  /**
+   * The payload is `queued <dataset>`, or `delayed <dataset>` for an ingestion that waits for a
+   * `processing` delay. Never empty: the platform's listener passes on no notification without
+   * a payload.
+   */
+  const notifyIngestion = (datasetId: string, delayed: boolean) =>
+    sql`SELECT pg_notify(${ingestionChannel}, ${`${delayed ? "delayed" : "queued"} ${datasetId}`})`
+
+  // A new ingestion wakes one idle worker, not all, and none when a worker of this process works
+  // on its dataset (that one claims again when done; a dataset's batches go one at a time): under
+  // load on one dataset, woken workers would each claim nothing. Announcements while none waits
+  // make one wake-up.
+  const wakeUp = yield* Queue.sliding<void>(1)
+  /** The dataset each worker of this process (by owner) holds a batch of. */
+  const working = new Map<string, string>()
+  const scope = yield* Effect.scope
+
+  // Whether a delayed ingestion may be waiting to come due: until a look finds none, and again
+  // once one is announced (`delayed.notices` tells a look whether one was, meanwhile) or a worker
+  // waited a whole second (announcements may be lost). Without delays, workers woken by new
+  // ingestions do not look for the next due time, and idle ones once a second.
+  const delayed = { mayWait: true, notices: 0 }
+
+  // Idle workers wake on a NOTIFY from any process, and look every second anyway: leases that
+  // ran out announce nothing, and a listening connection that the database dropped hears
+  // nothing more (the platform's listener keeps it) until the process restarts.
+  yield* sql.listen(ingestionChannel).pipe(
+    Stream.runForEach((payload) => {
+      const [kind, datasetId] = payload.split(" ")
+      if (kind === "delayed") {
+        delayed.mayWait = true
+        delayed.notices++
+      }
+      for (const held of working.values()) if (held === datasetId) return Effect.void
+      return Queue.offer(wakeUp, undefined)
+    }),
+    Effect.catchAll((error) => Effect.logDebug(`ingestion listener: ${error.message}`)),
+    Effect.zipRight(Effect.sleep("1 second")),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
+  const holdsLease = (claim: ClaimedIngestion) =>
+    Effect.map(
+      sql<{ id: string }>`SELECT id FROM ingestions
+        WHERE id = ${claim.ingestion.id} AND status = 'processing' AND lease_owner = ${claim.owner}
+        FOR UPDATE`,
+      (rows) => rows.length > 0
+    )
+
+  const finish = (claim: ClaimedIngestion, set: Fragment) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`UPDATE ingestions SET ${set},
+          duration = ${Math.max(0, now - Date.parse(claim.ingestion.initiatedAt))},
+          records = NULL, lease_owner = NULL, lease_until = NULL
+        WHERE id = ${claim.ingestion.id}`)
+
+  const purgeWhere = (where: Fragment) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const ids = yield* sql<{ id: string }>`SELECT id FROM datasets WHERE ${where} FOR UPDATE`
+      if (ids.length === 0) return 0
+      const list = json(ids.map((r) => r.id))
+      const inList = sql`IN (SELECT jsonb_array_elements_text(${list}::jsonb)::uuid)`
+      yield* sql`DELETE FROM dataset_rows WHERE dataset_id ${inList}`
+      yield* sql`UPDATE datasets SET row_count = 0, size = 0 WHERE id ${inList}`
+      yield* sql`UPDATE ingestions SET status = 'purged', records = NULL
+        WHERE dataset_id ${inList} AND status = 'queued'`
+      return ids.length
+    }))
+
+  /**
+   * Sorted pages deep inside a large dataset need an index on the sort key: without one, every
+   * read sorts all the dataset's rows (1.3 s for a page of a 1M-row dataset by a number column,
+   * 5 s by a text column). The first sort by a column (name, type and direction) builds one in
+   * the background (`CREATE INDEX CONCURRENTLY`, writes go on meanwhile); reads use it once it
+   * is there. Only keys someone sorted by get an index, so ingestion pays only for those.
+   */
+  const sortIndexes = new Set<string>()
+  const ensureSortIndex = (sortKey: string) =>
+    Effect.suspend(() => {
+      if (sortIndexes.has(sortKey)) return Effect.void
+      sortIndexes.add(sortKey)
+      const name = `dataset_rows_sort_${createHash("sha256").update(sortKey).digest("hex").slice(0, 24)}`
+      return sql.unsafe(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON dataset_rows (dataset_id, ${sortKey})`).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Effect.sync(() => sortIndexes.delete(sortKey)),
+            Effect.logWarning(`could not build the sort index ${name}: ${error.message}`)
+          )
+        ),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+    })
+
+  /** A page of `table`'s rows matching `where`, in `order`, with the total. */
+  const pageOf = <R extends object, A>(
+    table: string,
+    columns: Fragment,
+    where: Fragment,
+    order: Fragment,
+    { limit, offset }: Slice,
+    to: (r: R) => A
+  ) =>
+    storeCall(Effect.all({
+      items: Effect.map(
+        sql<R>`SELECT ${columns} FROM ${sql.literal(table)} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+        (rows) => rows.map(to)
+      ),
+      totalItems: Effect.map(
+        sql<{ total: number }>`SELECT count(*)::int AS total FROM ${sql.literal(table)} WHERE ${where}`,
+        ([r]) => r!.total
+      )
+    }))
+
+  const organizationColumns = sql.literal("id, name, profile, plan, limits")
+  const accountColumns = sql.literal("id, organization_id, name, account_type, company_name, website_url, managed_by, created_at")
+  const userColumns = sql.literal("id, organization_id, name, email, role, timezone, created_at, metadata, email_verified")
+  const activityColumns = sql.literal(
+    "id::float8 AS id, organization_id, action, created_at, is_system, resource_type, resource_id, user_ref, details"
+  )
+
+  /**
+   * `change` unless it removes or demotes (`demotes`) the last admin of the user's organization.
+   * The organization's admins are locked first, so that two such changes at once cannot both
+   * pass the count.
+   */
+  const guardLastAdmin = <A>(
+    id: number,
+    demotes: boolean,
+    change: (user: User) => Effect.Effect<A, SqlError>
+  ): Effect.Effect<UserChange<A>, StoreError> =>
+    storeCall(sql.withTransaction(Effect.gen(function*() {
+      const [record] = yield* sql<UserRecord>`SELECT ${userColumns} FROM users WHERE id = ${id}`
+      if (record === undefined) return { _tag: "Missing" } as const
+      const user = toUser(record)
+      if (user.role === "admin" && demotes) {
+        const admins = yield* sql<{ id: number }>`SELECT id FROM users
+          WHERE organization_id = ${user.organizationId} AND role = 'admin' ORDER BY id FOR UPDATE`
+        if (admins.length <= 1) return { _tag: "LastAdmin" } as const
+      }
+      return { _tag: "Done", value: yield* change(user) } as const
+    })))
+  return {
+    sql,
+    json,
+    datasetSelect,
+    dataSourceSelect,
+    visibleTo,
+    searchIn,
+    direction,
+    listOrder,
+    connectionSelect,
+    visibleConnection,
+    byId,
+    notifyIngestion,
+    wakeUp,
+    working,
+    scope,
+    delayed,
+    holdsLease,
+    finish,
+    purgeWhere,
+    sortIndexes,
+    ensureSortIndex,
+    pageOf,
+    organizationColumns,
+    accountColumns,
+    userColumns,
+    activityColumns,
+    guardLastAdmin
+  }
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SqlState = Effect.Effect.Success<typeof makeState>

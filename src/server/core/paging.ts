@@ -49,6 +49,16 @@ export const sliceOf = (request: PageRequest, limits: PageLimits = v2Lists) => {
 }
 
 /**
+ * A list request's sort as the stores take it: none unless a field was named, ascending unless
+ * said otherwise.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const sortOf = <F extends string>(request: { readonly sortBy?: F | undefined; readonly sortOrder?: "asc" | "desc" | undefined }) =>
+  request.sortBy === undefined ? undefined : { by: request.sortBy, order: request.sortOrder ?? "asc" }
+
+/**
  * A page of items held in memory (already searched and sorted), as v2 shows it.
  *
  * @since 0.1.0

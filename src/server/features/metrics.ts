@@ -27,7 +27,7 @@ import type { Granularity } from "./analytics/zonedTime.js"
 import { requireRole } from "../core/permissions.js"
 import { now } from "../core/clock.js"
 import { InvalidField, NotFound } from "../core/errors.js"
-import { type PageRequest, sliceOf } from "../core/paging.js"
+import { type PageRequest, sliceOf, sortOf } from "../core/paging.js"
 import {
   type Dataset,
   type DatasetRef,
@@ -272,7 +272,7 @@ export const listMetrics = (principal: Principal, params: MetricListParams) =>
       viewer: principal,
       dataSourceId: params.sourceId,
       search: params.search,
-      sort: params.sortBy === undefined ? undefined : { by: params.sortBy, order: params.sortOrder ?? "asc" },
+      sort: sortOf(params),
       ...slice
     })
     return { page, pageSize, found }

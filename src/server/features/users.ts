@@ -19,6 +19,7 @@ import { mergeUserMetadata, type UserMetadataPatch } from "./organization/profil
 import { type Slice, type User, type UserChange, type UserPatch } from "../core/store/Store.js"
 import { CatalogStore } from "../core/store/ports/catalog.js"
 import { requireRoomFor } from "../core/catalog/organization.js"
+import { sortOf } from "../core/paging.js"
 
 /**
  * @since 0.1.0
@@ -46,7 +47,7 @@ export const listUsers = (principal: Principal, request: UserListRequest, slice:
         organizationId: principal.organizationId,
         role: request.role,
         search: request.search,
-        sort: request.sortBy === undefined ? undefined : { by: request.sortBy, order: request.sortOrder ?? "asc" }
+        sort: sortOf(request)
       }))
   )
 

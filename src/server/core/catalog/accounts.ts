@@ -10,6 +10,7 @@ import { Conflict, InvalidField, NotFound } from "../errors.js"
 import { type AccountPatch, type Slice } from "../store/Store.js"
 import { CatalogStore } from "../store/ports/catalog.js"
 import { requireRoomFor } from "./organization.js"
+import { sortOf } from "../paging.js"
 
 /**
  * Every account of the principal's organization.
@@ -57,7 +58,7 @@ export const listAccountPage = (principal: Principal, request: AccountListReques
       ...slice,
       organizationId: principal.organizationId,
       search: request.search,
-      sort: request.sortBy === undefined ? undefined : { by: request.sortBy, order: request.sortOrder ?? "asc" }
+      sort: sortOf(request)
     }))
 
 /** The manager of an account: a user of the organization, by id (`field` names it in errors). */

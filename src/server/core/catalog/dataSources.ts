@@ -8,7 +8,7 @@ import type { Principal } from "../../../api/security.js"
 import { isTimezone } from "../timezones.js"
 import { requireRole } from "../permissions.js"
 import { Forbidden, InvalidField, NotFound } from "../errors.js"
-import { type PageRequest, sliceOf } from "../paging.js"
+import { type PageRequest, sliceOf, sortOf } from "../paging.js"
 import {
   type DataSource,
   type DataSourcePatch,
@@ -134,7 +134,7 @@ export const listDataSources = (principal: Principal, params: ListParams) =>
       viewer: principal,
       search: params.search,
       connectionId: params.connectionId,
-      sort: params.sortBy === undefined ? undefined : { by: params.sortBy, order: params.sortOrder ?? "asc" },
+      sort: sortOf(params),
       ...slice
     })
     return { page, pageSize, found }

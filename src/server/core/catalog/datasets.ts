@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import type { Principal } from "../../../api/security.js"
 import type { Column } from "../../../records.js"
 import { InvalidField, NotFound } from "../errors.js"
-import { sliceOf } from "../paging.js"
+import { sliceOf, sortOf } from "../paging.js"
 import {
   type Dataset,
   type DatasetPatch,
@@ -155,7 +155,7 @@ export const listDatasets = (principal: Principal, params: ListParams & { readon
       viewer: principal,
       dataSourceId: params.dataSourceId,
       search: params.search,
-      sort: params.sortBy === undefined ? undefined : { by: params.sortBy, order: params.sortOrder ?? "asc" },
+      sort: sortOf(params),
       ...slice
     })
     return { page, pageSize, found }

@@ -97,6 +97,15 @@ describe("found by the official CLI", () => {
         expect(JSON.stringify(wrong.body)).toContain("dateRange.from")
         const otherSource = yield* rawRequest("/v2/metrics/data", asAdmin({ method: "POST", body: { ...body, dataSourceId: source.data.id + 1000 } }))
         expect(otherSource.status).toBe(400)
+        // The error envelope at every other door: an unknown metric, a body without its metric, no key.
+        const unknown = yield* rawRequest("/v2/metrics/data", asAdmin({ method: "POST", body: { ...body, metricId: `${source.data.id}|no_such_metric` } }))
+        expect(unknown.status).toBe(404)
+        const { metricId: _, ...withoutMetric } = body
+        const missing = yield* rawRequest("/v2/metrics/data", asAdmin({ method: "POST", body: withoutMetric }))
+        expect(missing.status).toBe(400)
+        expect(JSON.stringify(missing.body)).toContain("metricId")
+        const anonymous = yield* rawRequest("/v2/metrics/data", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        expect(anonymous.status).toBe(401)
       }))
   })
 

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/src/cli/main.js"
+import "../dist/bundle/cli/main.js"

@@ -104,17 +104,36 @@ const sink = async () => {
       const name = `${message.topic}:${message.partition}`
       let list = produced.get(name)
       if (list === undefined) produced.set(name, list = [])
-      list.push([message.offset, message.timestamp])
+      // [offset, produced at, read, sent, ended]
+      list.push([Number(message.offset), Number(message.timestamp), Date.now(), 0, 0])
       return JSON.parse(message.value.toString("utf8"))
     }
     : undefined
+  // By stage: how long after it was produced a message was read, its batch sent (the post
+  // began), its ingestion ended, and its commit written.
+  const stages = { read: [], sent: [], ended: [] }
+  const mark = (partition, first, last, field) => {
+    const now = Date.now()
+    for (const entry of produced.get(partition) ?? []) if (entry[0] >= first && entry[0] <= last) entry[field] = now
+  }
   const onCommitted = (position) => {
     const list = produced.get(position.partition)
     if (list === undefined) return
     const now = Date.now()
     let i = 0
-    while (i < list.length && list[i][0] <= position.offset) samples.push(now - list[i++][1])
+    while (i < list.length && list[i][0] <= Number(position.offset)) {
+      const [, at, read, sent, ended] = list[i++]
+      samples.push(now - at)
+      stages.read.push(read - at)
+      if (sent > 0) stages.sent.push(sent - at)
+      if (ended > 0) stages.ended.push(ended - at)
+    }
     list.splice(0, i)
+  }
+  const onEvent = (event) => {
+    if (event._tag === "Committed") onCommitted(event.position)
+    else if (measureLatency && event._tag === "BatchSent") mark(event.partition, event.first, event.last, 3)
+    else if (measureLatency && event._tag === "BatchDone") mark(event.partition, event.first, event.last, 4)
   }
 
   const program = Effect.gen(function*() {
@@ -125,7 +144,7 @@ const sink = async () => {
       destination: { datasetId },
       deadLetters: yield* DeadLetter.ndjsonFile(join(tmpdir(), `bench-kafka-${process.pid}.dead-letters.ndjson`)),
       concurrency,
-      onEvent: (event) => (event._tag === "Committed" ? Effect.sync(() => onCommitted(event.position)) : Effect.void)
+      onEvent: (event) => Effect.sync(() => onEvent(event))
     }))
     yield* source.partitions.pipe(
       Effect.repeat({ until: (ps) => ps.some((p) => p.end !== undefined), schedule: Schedule.spaced("2 millis") })
@@ -143,13 +162,19 @@ const sink = async () => {
     yield* running.await
     samples.sort((a, b) => a - b)
     const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]
+    const p50Of = (xs) => xs.length === 0 ? null : xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
     console.log(JSON.stringify({
       mode,
       records: expected,
       seconds,
       cpuMicros: cpu,
       peakRssKb: peakRssKb(),
-      ...(measureLatency ? { latency: { p50: at(0.5), p99: at(0.99), max: samples[samples.length - 1], samples: samples.length } } : {})
+      ...(measureLatency
+        ? {
+          latency: { p50: at(0.5), p99: at(0.99), max: samples[samples.length - 1], samples: samples.length },
+          stages: Object.fromEntries(Object.entries(stages).map(([name, xs]) => [name, p50Of(xs)]))
+        }
+        : {})
     }))
   })
   await Effect.runPromise(program.pipe(

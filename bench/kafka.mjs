@@ -155,6 +155,8 @@ try {
     console.log(`produced ${fmt(total)} in ${fmt(producedIn, 1)} s (${fmt(total / producedIn)}/s); message-to-commit latency ` +
       `p50 ${fmt(r.latency.p50)} ms, p99 ${fmt(r.latency.p99)} ms, max ${fmt(r.latency.max)} ms over ${fmt(r.latency.samples)} messages; ` +
       `peak RSS ${fmt(r.peakRssKb / 1024)} MB`)
+    console.log(`by stage, p50 after the message was produced: read ${fmt(r.stages.read)} ms, batch sent ${fmt(r.stages.sent)} ms, ` +
+      `ingestion ended ${fmt(r.stages.ended)} ms, committed ${fmt(r.latency.p50)} ms`)
   }
 } finally {
   await server.stop()

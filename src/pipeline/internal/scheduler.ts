@@ -5,9 +5,6 @@
  * delivery (post, follow, complete) on a fiber of its own, knowing which partition each
  * belongs to (to drain a revoked one).
  *
- * A batch only some of whose records share keys with an earlier unfinished batch goes in two
- * parts (`parts.ts`): the others at once, those once the earlier batch is terminal.
- *
  * The bound on pending batches is the pull loop's back-pressure: `admit` waits for room.
  * Requests in flight are bounded apart, by the concurrency limit around the exchanges, so a
  * batch that is followed to its end holds no place among them.
@@ -22,7 +19,6 @@
 import { Cause, Deferred, Duration, Effect, Exit, Fiber, FiberId, FiberSet, type Scope } from "effect"
 import type { Batch, KeyValue } from "../vocabulary.js"
 import { Conflicts, type Ticket } from "./conflicts.js"
-import { hasFreeRecords, type HeldBack } from "./parts.js"
 
 /**
  * How much may be pending at once.
@@ -82,14 +78,8 @@ interface Slot {
   fiber: Fiber.RuntimeFiber<void, unknown> | undefined
   /** Still holds its place among the unsent batches. */
   unsent: boolean
-  /** Held back by an earlier conflicting batch now (whole, or the records of its shared keys). */
+  /** Held back by an earlier conflicting batch now. */
   waiting: boolean
-  /**
-   * Only some of its records are held back (`parts.ts`): the keys held, and the ticket of the
-   * others, which go at once and are done when their part is (the slot's own ticket is the
-   * held part's).
-   */
-  parts: { readonly held: ReadonlySet<KeyValue>; readonly free: Ticket<Slot> } | undefined
   started: boolean
   readonly permits: number
 }
@@ -190,11 +180,8 @@ export class PendingRoom {
 export const makeScheduler = <E>(options: {
   readonly bound: PendingBound
   readonly release: OrderRelease
-  /**
-   * Delivers a batch; runs `accepted` once the service took it (or refused it). With
-   * `heldBack`, the batch's records of those keys must wait for its `ready`; the others may go.
-   */
-  readonly deliver: (batch: Batch, accepted: Effect.Effect<void>, heldBack: HeldBack | undefined) => Effect.Effect<void, E>
+  /** Delivers a batch; runs `accepted` once the service took it (or refused it). */
+  readonly deliver: (batch: Batch, accepted: Effect.Effect<void>) => Effect.Effect<void, E>
 }): Effect.Effect<Scheduler<E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const conflicts = new Conflicts<Slot>()
@@ -239,28 +226,17 @@ export const makeScheduler = <E>(options: {
       }
       const unsentPlace = slot.unsent
       slot.unsent = false
-      if (slot.parts !== undefined) free(conflicts.done(slot.parts.free))
       free(conflicts.done(ticket))
       room.leave(slot.permits, unsentPlace)
     }
 
     const deliverWhenReady = (ticket: Ticket<Slot>): Effect.Effect<void, E> => {
-      const ready = ticket.item.ready
-      const go = (heldBack: HeldBack | undefined) =>
-        Effect.suspend(() => {
-          ticket.item.started = true
-          return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket), heldBack)
-        })
-      const parts = ticket.item.parts
-      if (ready === undefined) return go(undefined)
-      if (parts === undefined) return Effect.zipRight(Deferred.await(ready), go(undefined))
-      const freeDone = Effect.sync(() => free(conflicts.done(parts.free)))
-      return go({
-        keys: parts.held,
-        ready: Effect.map(Deferred.await(ready), () => !closed.has(ticket.partition)),
-        freeAccepted: options.release === "accepted" ? freeDone : Effect.void,
-        freeEnded: freeDone
+      const go = Effect.suspend(() => {
+        ticket.item.started = true
+        return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket))
       })
+      const ready = ticket.item.ready
+      return ready === undefined ? go : Effect.zipRight(Deferred.await(ready), go)
     }
 
     const admit = (batch: Batch): Effect.Effect<void> =>
@@ -271,14 +247,8 @@ export const makeScheduler = <E>(options: {
           Effect.suspend(() => {
             room.enter(permits)
             closed.delete(batch.partition)
-            const slot: Slot = { batch, ready: undefined, fiber: undefined, unsent: true, waiting: false, parts: undefined, started: false, permits }
-            const keys = batchKeys(batch)
-            const held = keys.length === 0 ? undefined : conflicts.blocked(batch.partition, keys)
-            if (held !== undefined && hasFreeRecords(batch.records, held)) {
-              // Two tickets: the free keys' first (it goes at once), then the held keys' (it waits).
-              slot.parts = { held, free: conflicts.add(slot, batch.partition, keys.filter((key) => !held.has(key))) }
-            }
-            const ticket = conflicts.add(slot, batch.partition, slot.parts === undefined ? keys : [...held!])
+            const slot: Slot = { batch, ready: undefined, fiber: undefined, unsent: true, waiting: false, started: false, permits }
+            const ticket = conflicts.add(slot, batch.partition, batchKeys(batch))
             if (!conflicts.ready(ticket)) {
               slot.ready = Deferred.unsafeMake<void>(FiberId.none)
               slot.waiting = true
@@ -323,7 +293,7 @@ export const makeScheduler = <E>(options: {
       finished: room.until(() => room.admitted === 0),
       failed: Deferred.await(failed),
       hasFailed: Deferred.isDone(failed),
-      admitted: () => room.admitted,
+      admitted: () => conflicts.size,
       waiting: () => waiting
     }
   })

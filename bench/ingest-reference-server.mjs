@@ -21,7 +21,7 @@ const { defaultSeed } = await import(distUrl("src/server/seed.js"))
 const databaseUrl = process.env.BENCH_DATABASE_URL
 const durable = databaseUrl
   ? {
-    store: (await import(distUrl("src/server/core/store/sql.js"))).layer({
+    store: (await import(distUrl("src/server/features/sqlStore.js"))).layer({
       url: Redacted.make(databaseUrl),
       schema: process.env.BENCH_DATABASE_SCHEMA
     }),

@@ -15,7 +15,7 @@ import { Context, Effect, Either, Layer } from "effect"
 import { parseFaults, seededRandom } from "../../src/server/faults.js"
 import * as ReferenceServer from "../../src/server/http/server.js"
 import type { WorkerOptions } from "../../src/server/core/ingestion.js"
-import { type Stores } from "../../src/server/core/store/Stores.js"
+import { type ServerStores } from "../../src/server/features/stores.js"
 import type { StoreError } from "../../src/server/core/errors.js"
 import { testSeed } from "../support/server.js"
 import { dropSchemaAfterwards, freshSchema, type StoreKind, sqlStoreLayer, storeLayer } from "../support/stores.js"
@@ -37,7 +37,7 @@ const call = (url: string, path: string, body?: unknown) =>
 
 /** Starts a reference server (in the test's scope); its URL. */
 const startServer = (
-  store: Layer.Layer<Stores, StoreError>,
+  store: Layer.Layer<ServerStores, StoreError>,
   options: { readonly faults?: string; readonly workers?: WorkerOptions } = {}
 ) =>
   Effect.map(

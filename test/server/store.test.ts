@@ -14,9 +14,10 @@ import {
   unverified,
   type Viewer
 } from "../../src/server/core/store/Store.js"
-import { allStores, type Stores, type StoreService } from "../../src/server/core/store/Stores.js"
+import { allStores, type StoreService } from "../../src/server/core/store/Stores.js"
 import { CatalogStore } from "../../src/server/core/store/ports/catalog.js"
 import { IngestionStore } from "../../src/server/core/store/ports/ingestions.js"
+import { allServerStores, type ServerStores } from "../../src/server/features/stores.js"
 import { type StoreKind, storeLayer } from "../support/stores.js"
 
 /** An organization with an admin, an editor and a viewer, and one data source by the editor. */
@@ -88,7 +89,7 @@ const all = { offset: 0, limit: 1000 }
 
 const conformance = (kind: StoreKind) =>
   describe(`store conformance: ${kind}`, () => {
-    const run = <A, E>(body: Effect.Effect<A, E, Stores>) => Effect.provide(body, storeLayer(kind))
+    const run = <A, E>(body: Effect.Effect<A, E, ServerStores>) => Effect.provide(body, storeLayer(kind))
 
     it.effect("seeding is idempotent: the same ids, and keys resolve to principals with their default account", () =>
       run(Effect.gen(function*() {
@@ -451,6 +452,65 @@ const conformance = (kind: StoreKind) =>
         expect(Option.isNone(yield* store.updateDataset("00000000-0000-4000-8000-000000000000", { name: "x" }))).toBe(true)
         const source = Option.getOrThrow(yield* store.updateDataSource(dataSource.id, { syncInterval: 1440 }))
         expect(source).toMatchObject({ name: "Shop", syncInterval: 1440, timezone: "UTC" })
+      })))
+
+    it.effect("what a feature keeps goes with the core's: a dataset's metrics with it or its data source; a connection's data sources stay without it", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, editor, org, store } = yield* world
+        const features = yield* allServerStores
+        const kept = yield* store.createDataset(newDataset(org.id, dataSource.id, "kept"))
+        const dropped = yield* store.createDataset(newDataset(org.id, dataSource.id, "dropped"))
+        const metricOf = (datasetId: string, dataSourceId: number) =>
+          features.createMetric({
+            organizationId: org.id,
+            dataSourceId,
+            datasetId,
+            name: `sum of ${datasetId}`,
+            measure: { id: "n", displayName: "n" },
+            date: { id: "at", displayName: "at" },
+            aggregationFunction: "sum",
+            dimensions: [],
+            filters: null,
+            verification: unverified,
+            createdBy: { id: 1, name: "Ada" }
+          })
+        const keptMetric = yield* metricOf(kept.id, dataSource.id)
+        const droppedMetric = yield* metricOf(dropped.id, dataSource.id)
+        yield* store.deleteDataset(dropped.id)
+        expect(Option.isNone(yield* features.metric(droppedMetric.id))).toBe(true)
+        expect(Option.isSome(yield* features.metric(keptMetric.id))).toBe(true)
+        expect((yield* features.listMetrics({ viewer: editor, ...all })).items.map((m) => m.id)).toEqual([keptMetric.id])
+
+        const connection = yield* features.ensureConnection({
+          organizationId: org.id,
+          name: "Analytics",
+          integrationKey: "google_analytics4",
+          managedBy: null,
+          sharedWithAccounts: false,
+          permissions: defaultPermissions,
+          status: "active"
+        })
+        const synced = yield* store.createDataSource({
+          organizationId: org.id,
+          accountId: dataSource.accountId,
+          name: "GA",
+          timezone: "UTC",
+          key: "google_analytics4",
+          createdBy: { id: editor.userId, name: "Eve" },
+          syncInterval: null,
+          permissions: defaultPermissions,
+          connectionId: connection.id
+        })
+        expect(Option.getOrThrow(yield* features.connection(connection.id)).dataSourcesCount).toBe(1)
+        const syncedMetric = yield* metricOf((yield* store.createDataset(newDataset(org.id, synced.id, "visits"))).id, synced.id)
+        yield* features.deleteConnection(connection.id)
+        expect(Option.getOrThrow(yield* store.dataSource(synced.id)).connectionId).toBeNull()
+
+        yield* store.deleteDataSource(synced.id)
+        expect(Option.isNone(yield* features.metric(syncedMetric.id))).toBe(true)
+        yield* store.deleteDataSource(dataSource.id)
+        expect(Option.isNone(yield* features.metric(keptMetric.id))).toBe(true)
+        expect((yield* features.listMetrics({ viewer: editor, ...all })).totalItems).toBe(0)
       })))
 
     it.effect("once: runs once, replays the answer, refuses another body, forgets a failure, and makes a concurrent twin wait", () =>

@@ -5,9 +5,9 @@
 import { randomBytes } from "node:crypto"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
-import * as MemoryStore from "../../src/server/core/store/memory.js"
-import * as SqlStore from "../../src/server/core/store/sql.js"
-import { type Stores } from "../../src/server/core/store/Stores.js"
+import * as MemoryStore from "../../src/server/features/memoryStore.js"
+import * as SqlStore from "../../src/server/features/sqlStore.js"
+import { type ServerStores } from "../../src/server/features/stores.js"
 import type { StoreError } from "../../src/server/core/errors.js"
 import { databaseUrl } from "./services.js"
 
@@ -33,7 +33,7 @@ export const dropSchemaAfterwards = (schema: string) =>
 /** The Postgres store in a fresh schema (or `schema`), dropped when the layer ends unless `keep`. */
 export const sqlStoreLayer = (
   options: { readonly schema?: string; readonly keep?: boolean } = {}
-): Layer.Layer<Stores, StoreError> => {
+): Layer.Layer<ServerStores, StoreError> => {
   const schema = options.schema ?? freshSchema()
   const store = SqlStore.layer({ url: Redacted.make(databaseUrl()), schema, maxConnections: 5 })
   return options.keep === true ? store : Layer.provideMerge(store, Layer.scopedDiscard(dropSchemaAfterwards(schema)))
@@ -43,7 +43,7 @@ export const sqlStoreLayer = (
 export type StoreKind = "memory" | "postgres"
 
 /** The store of a kind, fresh. */
-export const storeLayer = (kind: StoreKind): Layer.Layer<Stores, StoreError> =>
+export const storeLayer = (kind: StoreKind): Layer.Layer<ServerStores, StoreError> =>
   kind === "memory" ? MemoryStore.layer : sqlStoreLayer()
 
 /**

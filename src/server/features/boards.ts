@@ -15,10 +15,9 @@ import { NotFound } from "../core/errors.js"
 import { pageOfItems, type PageRequest } from "../core/paging.js"
 import type { Seed, SeedBoard } from "../seed.js"
 import { matchesSearch, sortedBy } from "../core/store/order.js"
-import { type Metric, type SortOrder } from "../core/store/Store.js"
-import { type Stores } from "../core/store/Stores.js"
+import { type SortOrder } from "../core/store/Store.js"
 import { CatalogStore } from "../core/store/ports/catalog.js"
-import { MetricStore } from "../core/store/ports/metrics.js"
+import { type Metric, MetricStore } from "./metrics/store.js"
 import { SourceStore } from "../core/store/ports/sources.js"
 import type { StoreError } from "../core/errors.js"
 import { canSee } from "../core/permissions.js"
@@ -59,7 +58,7 @@ export class Boards extends Context.Tag("tributary/server/Boards")<Boards, {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (seed: Seed): Layer.Layer<Boards, never, Stores> =>
+export const layer = (seed: Seed): Layer.Layer<Boards, never, CatalogStore> =>
   Layer.effect(
     Boards,
     Effect.gen(function*() {

@@ -11,13 +11,31 @@ import { requireRole } from "../core/permissions.js"
 import { Forbidden, NotFound } from "../core/errors.js"
 import { type PageRequest, sliceOf } from "../core/paging.js"
 import type { Seed } from "../seed.js"
-import { type Connection, type ConnectionPatch, defaultPermissions } from "../core/store/Store.js"
-import { type Stores } from "../core/store/Stores.js"
-import { ConnectionStore } from "../core/store/ports/connections.js"
+import { defaultPermissions } from "../core/store/Store.js"
 import { CatalogStore } from "../core/store/ports/catalog.js"
 import type { StoreError } from "../core/errors.js"
-import { visibleConnection } from "../core/catalog/connections.js"
-import { resolvePermissions } from "../core/permissions.js"
+import { canSee, resolvePermissions } from "../core/permissions.js"
+import { type Connection, type ConnectionPatch, ConnectionStore } from "./connections/store.js"
+
+/** A connection has no creator of its own: its manager stands for one. */
+const asResource = (c: Connection) => ({ ...c, createdBy: c.managedBy ?? { id: -1 } })
+
+/**
+ * The connection `id` if the principal may see it; `NotFound` otherwise. Also what a data
+ * source created through a connection checks (`CreateDataSource.connection` in
+ * `core/catalog/dataSources.ts`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const visibleConnection = (principal: Principal, id: number) =>
+  Effect.flatMap(ConnectionStore, (store) => store.connection(id)).pipe(
+    Effect.flatMap((connection) =>
+      Option.isSome(connection) && canSee(principal, asResource(connection.value))
+        ? Effect.succeed(connection.value)
+        : Effect.fail(new NotFound({ resource: "Connection", id }))
+    )
+  )
 
 const changed = (id: number) =>
   Effect.flatMap(Option.match({
@@ -97,7 +115,7 @@ export const deleteConnection = (principal: Principal, id: number) =>
  * @since 0.1.0
  * @category utils
  */
-export const seedConnections = (seed: Seed): Effect.Effect<void, StoreError, Stores> =>
+export const seedConnections = (seed: Seed): Effect.Effect<void, StoreError, CatalogStore | ConnectionStore> =>
   Effect.flatMap(Effect.all([CatalogStore, ConnectionStore]), ([catalog, store]) =>
     Effect.forEach(seed.organizations, (org) =>
       Effect.gen(function*() {

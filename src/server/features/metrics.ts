@@ -22,7 +22,7 @@ import {
   type RowPredicate,
   sortRows
 } from "./analytics/metrics.js"
-import type { AggregationFunction, ColumnRef, FilterGroup } from "../core/definitions/metrics.js"
+import type { AggregationFunction, ColumnRef, FilterGroup } from "./metrics/definitions.js"
 import type { Granularity } from "./analytics/zonedTime.js"
 import { requireRole } from "../core/permissions.js"
 import { now } from "../core/clock.js"
@@ -31,13 +31,11 @@ import { type PageRequest, sliceOf, sortOf } from "../core/paging.js"
 import {
   type Dataset,
   type DatasetRef,
-  type Metric,
-  type MetricPatch,
   type SortOrder,
   unverified
 } from "../core/store/Store.js"
 import { IngestionStore } from "../core/store/ports/ingestions.js"
-import { MetricStore } from "../core/store/ports/metrics.js"
+import { type Metric, type MetricPatch, MetricStore } from "./metrics/store.js"
 import { SourceStore } from "../core/store/ports/sources.js"
 import { canSee } from "../core/permissions.js"
 import { visibleDataset } from "../core/catalog/datasets.js"

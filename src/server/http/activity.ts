@@ -12,7 +12,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, FiberRef } from "effect"
 import type { Principal } from "../../api/security.js"
 import { activityOf, type Changed } from "./activityOf.js"
-import type { ActivityStoreService } from "../core/store/ports/activity.js"
+import type { ActivityStoreService } from "../features/activity/store.js"
 
 export type { Changed } from "./activityOf.js"
 

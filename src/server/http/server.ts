@@ -36,9 +36,10 @@ import { CurrentRequestId, failWith, newRequestId } from "./envelope.js"
 import { actsOnRequests, delayedProcessing, type FaultSpec, formatFaults, makeInjector } from "../faults.js"
 import * as WebConsole from "./console.js"
 import { defaultWorkerOptions, type WorkerOptions, workersLayer } from "../core/ingestion.js"
-import * as MemoryStore from "../core/store/memory.js"
+import * as MemoryStore from "../features/memoryStore.js"
+import { type ServerStores } from "../features/stores.js"
 import { type Stores } from "../core/store/Stores.js"
-import { ActivityStore } from "../core/store/ports/activity.js"
+import { ActivityStore } from "../features/activity/store.js"
 import type { StoreError } from "../core/errors.js"
 import { recordingMutation } from "./activity.js"
 import { V1AccountsLive, V1AuthLive, V1DataSourcesLive, V1DatasetsLive } from "./v1.js"
@@ -70,7 +71,7 @@ export interface ServerOptions {
   /** Faults to inject into API requests (see `../faults.ts`); `max-body` overrides `maxBodyBytes`. */
   readonly faults?: FaultSpec | undefined
   /** Where everything is kept: the memory store unless given (e.g. `SqlStore.layer`). */
-  readonly store?: Layer.Layer<Stores, StoreError> | undefined
+  readonly store?: Layer.Layer<ServerStores, StoreError> | undefined
   /** Ingestion workers of this process. */
   readonly workers?: WorkerOptions | undefined
   /** Time to receive a whole request, headers and body (408 after it); 60 s unless given. */
@@ -287,7 +288,7 @@ const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
  * The store of the options (memory unless given), with the `processing` fault's delays given to
  * the ingestions it accepts, on every route. Without the fault, the store itself.
  */
-const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<Stores, StoreError> => {
+const storeOf = (options: Pick<ServerOptions, "store" | "faults">): Layer.Layer<ServerStores, StoreError> => {
   const store = options.store ?? MemoryStore.layer
   const processing = options.faults?.processingMs
   return processing === undefined ? store : Layer.provideMerge(delayedProcessing(processing, options.faults?.seed), store)

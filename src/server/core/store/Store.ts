@@ -1,23 +1,23 @@
 /**
- * The reference server's stored model: the entities, the queries and the changes the store
- * ports (`ports/`) take and give.
+ * The reference server's stored model: the entities, the queries and the changes the core's
+ * store ports (`ports/`) take and give.
  *
  * The ports split the way the domain does (catalog; data sources and datasets; rows,
- * ingestions and idempotency; metrics, connections and the activity log, the features' own),
- * each a Context Tag, and callers depend on the ones they use. Two implementations pass the same
- * conformance suite (`test/server/store.test.ts`): the embedded default keeps everything in
- * memory (`MemoryStore`), the durable one keeps it in Postgres (`SqlStore`) so that several
- * server processes share it; each provides every port (`Stores.ts`). Lists are queries
- * (filter, sort and page in; items and total out), so that neither implementation hands out
- * whole collections. Visibility rules are the services' to decide, but a list takes the viewer
- * so that the store can filter by them before it pages.
+ * ingestions and idempotency), each a Context Tag, and callers depend on the ones they use. The
+ * features keep their own models and ports beside them (`features/<feature>/store.ts`):
+ * nothing here knows of them.
+ * Two implementations pass the same conformance suite (`test/server/store.test.ts`): the
+ * embedded default keeps everything in memory (`memory.ts`), the durable one keeps it in
+ * Postgres (`sql.ts`) so that several server processes share it; each provides every port
+ * (`Stores.ts`). Lists are queries (filter, sort and page in; items and total out), so that
+ * neither implementation hands out whole collections. Visibility rules are the services' to
+ * decide, but a list takes the viewer so that the store can filter by them before it pages.
  *
  * @since 0.1.0
  */
 import type { Column, Row } from "../../../records.js"
 import type { Principal, Role } from "../../../api/security.js"
 import type { Modifications } from "../definitions/modifications.js"
-import type { AggregationFunction, ColumnRef, FilterGroup } from "../definitions/metrics.js"
 
 /**
  * @since 0.1.0
@@ -193,39 +193,6 @@ export interface User {
   readonly metadata: UserMetadata | null
   /** Seeded users are; invited ones are not until they confirm (which this server never sees). */
   readonly isEmailVerified: boolean
-}
-
-/**
- * One entry of the activity log: a mutation made through the API.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ActivityEntry {
-  readonly id: number
-  readonly organizationId: number
-  readonly action: string
-  readonly createdAt: string
-  readonly isSystem: boolean
-  readonly resourceType: string | null
-  readonly resourceId: string | null
-  readonly user: Creator | null
-  readonly details: unknown
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface ActivityQuery extends Slice {
-  readonly organizationId: number
-  readonly resourceType?: string | undefined
-  readonly userId?: number | undefined
-  /** Case-insensitive substring of the action, resource id or user name. */
-  readonly search?: string | undefined
-  /** Inclusive bounds on `createdAt` (API timestamps). */
-  readonly from?: string | undefined
-  readonly to?: string | undefined
 }
 
 /**
@@ -645,103 +612,6 @@ export interface DatasetQuery extends ListQuery {
  */
 export interface RowQuery extends Slice {
   readonly sort?: { readonly column: Column; readonly order: SortOrder } | undefined
-}
-
-/**
- * A connection: the credentials a data source of an integration syncs through. Seen as a data
- * source is (`canSee`, its manager as the creator); only its manager deletes it.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Connection {
-  readonly id: number
-  readonly organizationId: number
-  readonly name: string
-  readonly integrationKey: string | null
-  /** The owner; null for one nobody manages any more. */
-  readonly managedBy: Creator | null
-  readonly sharedWithAccounts: boolean
-  readonly permissions: Permissions
-  readonly createdAt: string | null
-  /** `active`, or `error` for credentials the integration refused. */
-  readonly status: "active" | "error"
-  /** How many data sources sync through it. */
-  readonly dataSourcesCount: number
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type NewConnection = Omit<Connection, "id" | "createdAt" | "dataSourcesCount">
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type ConnectionPatch = Partial<Pick<Connection, "name" | "permissions" | "sharedWithAccounts">>
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface ConnectionQuery extends Slice {
-  readonly viewer: Viewer
-  /** Case-insensitive substring of the name. */
-  readonly search?: string | undefined
-}
-
-/**
- * A custom metric over a dataset's rows. Its id is `<dataSourceId>|<key>`; it is seen by
- * whoever sees its dataset.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Metric {
-  readonly id: string
-  readonly organizationId: number
-  readonly dataSourceId: number
-  readonly datasetId: Dataset["id"]
-  readonly name: string
-  readonly measure: ColumnRef
-  readonly date: ColumnRef
-  readonly aggregationFunction: AggregationFunction
-  readonly dimensions: ReadonlyArray<ColumnRef>
-  readonly filters: FilterGroup | null
-  readonly verification: Verification
-  readonly createdAt: string
-  readonly createdBy: Creator
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type NewMetric = Omit<Metric, "id" | "createdAt">
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type MetricPatch = Partial<
-  Pick<Metric, "name" | "measure" | "date" | "aggregationFunction" | "dimensions" | "filters" | "verification">
->
-
-/**
- * Metrics the viewer may see (those of datasets it may see), in creation order unless sorted.
- *
- * @since 0.1.0
- * @category models
- */
-export interface MetricQuery extends Slice {
-  readonly viewer: Viewer
-  readonly dataSourceId?: number | undefined
-  readonly datasetId?: Dataset["id"] | undefined
-  /** Case-insensitive substring of the name or the id. */
-  readonly search?: string | undefined
-  readonly sort?: { readonly by: "name" | "createdAt"; readonly order: SortOrder } | undefined
 }
 
 /**

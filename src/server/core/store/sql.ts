@@ -19,42 +19,41 @@
  * - Idempotency: the claim is an insert into a table keyed by the request's scope, in the
  *   same transaction as the request's own writes. A second request with the same key waits on
  *   the first one's uncommitted row and then reads its answer: never two executions.
+ * - The features' own ports (`features/<feature>/sql.ts`) work on the same client and state
+ *   (`layerWith`); the server's whole Postgres store is `features/sqlStore.ts`. Their tables
+ *   are made by the migrations here all the same: the schema's history is one sequence, each
+ *   step recorded in the database by its id, so it cannot be split by feature after release.
+ *   What a feature keeps under a dataset goes with it by the schema's `ON DELETE CASCADE`.
  *
  * @since 0.1.0
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Config, Effect, Layer, Redacted } from "effect"
+import { type Context, Effect, Layer, Redacted } from "effect"
 import * as Pg from "pg"
 import { migrations } from "./migrations.js"
 import { StoreError } from "../errors.js"
 import { contextOf, type Stores, type StoreService } from "./Stores.js"
-import { makeState } from "./sql/state.js"
+import { makeState, type SqlState } from "./sql/state.js"
 import { make as catalog } from "./sql/catalog.js"
 import { make as sources } from "./sql/sources.js"
 import { make as ingestions } from "./sql/ingestions.js"
-import { make as metrics } from "./sql/metrics.js"
-import { make as connections } from "./sql/connections.js"
-import { make as activity } from "./sql/activity.js"
 import { type SqlStoreOptions, defaultSchema, migrationLock, toStoreError } from "./sql/records.js"
 
 export { defaultSchema, type SqlStoreOptions, sortKeyOf } from "./sql/records.js"
 
 /**
- * The store on the database of the context's client: every port over one state.
+ * The core's ports over `state`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.map(makeState, (state): StoreService => ({
+export const portsOf = (state: SqlState): StoreService => ({
   ...catalog(state),
   ...sources(state),
-  ...ingestions(state),
-  ...metrics(state),
-  ...connections(state),
-  ...activity(state)
-}))
+  ...ingestions(state)
+})
 
 const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -113,12 +112,16 @@ export const migrate = (schema: string) =>
     ))
 
 /**
- * The Postgres store: connects, migrates, and serves from the database at `url`.
+ * A Postgres store whose ports are what `contextOf` makes of its state (the core's and others
+ * over the same client): connects, migrates, and serves from the database at `url`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: SqlStoreOptions): Layer.Layer<Stores, StoreError> =>
+export const layerWith = <R>(
+  options: SqlStoreOptions,
+  contextOf: (state: SqlState) => Context.Context<R>
+): Layer.Layer<R, StoreError> =>
   Layer.scopedContext(
     migrate(options.schema ?? defaultSchema).pipe(
       Effect.mapError((error) =>
@@ -126,23 +129,16 @@ export const layer = (options: SqlStoreOptions): Layer.Layer<Stores, StoreError>
           ? toStoreError(error)
           : new StoreError({ reason: "Failed", message: `migrations failed: ${error.message}`, cause: error })
       ),
-      Effect.zipRight(make),
+      Effect.zipRight(makeState),
       Effect.map(contextOf)
     )
   ).pipe(Layer.provide(clientLayer(options)))
 
 /**
- * The Postgres store from `TRIBUTARY_DATABASE_URL` (and `TRIBUTARY_DATABASE_SCHEMA`).
+ * The Postgres store of the core's ports.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = Layer.unwrapEffect(
-  Effect.map(
-    Config.all({
-      url: Config.redacted("TRIBUTARY_DATABASE_URL"),
-      schema: Config.string("TRIBUTARY_DATABASE_SCHEMA").pipe(Config.withDefault(defaultSchema))
-    }),
-    layer
-  )
-)
+export const layer = (options: SqlStoreOptions): Layer.Layer<Stores, StoreError> =>
+  layerWith(options, (state) => contextOf(portsOf(state)))

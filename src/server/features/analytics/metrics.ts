@@ -16,7 +16,7 @@ import type {
   FilterGroup,
   FilterOperator,
   LogicalOperator
-} from "../../core/definitions/metrics.js"
+} from "../metrics/definitions.js"
 import type { Column, RecordValue, Row } from "../../../records.js"
 import { InvalidField } from "../../core/errors.js"
 import { sortedBy } from "../../core/store/order.js"

@@ -10,7 +10,7 @@ import { InvalidField } from "../../core/errors.js"
 import { ownOrganization } from "../../core/catalog/organization.js"
 import { type OrganizationPatch, mergeOrganization } from "./profiles.js"
 import { type Slice } from "../../core/store/Store.js"
-import { ActivityStore } from "../../core/store/ports/activity.js"
+import { ActivityStore } from "../activity/store.js"
 import { CatalogStore } from "../../core/store/ports/catalog.js"
 
 /**

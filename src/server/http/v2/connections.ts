@@ -12,10 +12,10 @@ import {
   deleteConnection,
   listConnections,
   renameConnection,
-  setConnectionPermissions
+  setConnectionPermissions,
+  visibleConnection
 } from "../../features/connections.js"
-import { visibleConnection } from "../../core/catalog/connections.js"
-import type { Connection } from "../../core/store/Store.js"
+import type { Connection } from "../../features/connections/store.js"
 
 const listItem = (c: Connection) => ({
   id: c.id,

@@ -19,6 +19,7 @@ import {
 } from "../../core/catalog/dataSources.js"
 import { setDataSourcePermissions, setDataSourceSyncInterval, syncFrequencyOptions } from "../../features/settings.js"
 import type { DataSource } from "../../core/store/Store.js"
+import { visibleConnection } from "../../features/connections.js"
 
 /**
  * API data sources are always healthy.
@@ -74,7 +75,7 @@ export const V2DataSourcesLive = HttpApiBuilder.group(TributaryApi, "v2DataSourc
             name: payload.name,
             timezone: payload.timezone,
             integrationKey: payload.integrationKey,
-            connectionId: payload.connectionId
+            connection: payload.connectionId === undefined ? undefined : visibleConnection(p, payload.connectionId)
           }),
         byId("dataSource"),
         respondDetail

@@ -23,7 +23,7 @@ import {
   updateMetric,
   visibleMetric
 } from "../../features/metrics.js"
-import type { Metric } from "../../core/store/Store.js"
+import type { Metric } from "../../features/metrics/store.js"
 
 const listItem = (m: Metric) => ({
   id: m.id,

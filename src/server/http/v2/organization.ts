@@ -12,7 +12,8 @@ import { change, changed, serve, servePage } from "../handler.js"
 import { respond } from "../envelope.js"
 import { activityLog, getOrganization, updateOrganization } from "../../features/organization/organization.js"
 import { usage } from "../../core/catalog/organization.js"
-import type { ActivityEntry, Organization } from "../../core/store/Store.js"
+import type { Organization } from "../../core/store/Store.js"
+import type { ActivityEntry } from "../../features/activity/store.js"
 
 const organizationView = (o: Organization) => ({
   id: o.id,

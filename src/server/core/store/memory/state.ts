@@ -1,7 +1,12 @@
 /**
  * The memory store's state: the maps every port of one memory store works on, and the steps
- * that touch more than one port's data (a dataset removed with its rows, ingestions and
- * metrics; an ingestion's end kept in step with its dataset's activity).
+ * that touch more than one port's data (a dataset removed with its rows and ingestions; an
+ * ingestion's end kept in step with its dataset's activity).
+ *
+ * The features keep their own maps beside these (`features/<feature>/memory.ts`), made from
+ * this state so that one store is one state; nothing here knows them. What a feature keeps
+ * under a dataset goes with it through `datasetRemoved`: the feature adds a listener, and
+ * removing a dataset calls each (as `ON DELETE CASCADE` does in Postgres).
  *
  * @since 0.1.0
  */
@@ -12,16 +17,13 @@ import { matchesSearch, sortedBy } from "../order.js"
 import { type RowLedger } from "../rowLedger.js"
 import {
   type Account,
-  type ActivityEntry,
   type ClaimedIngestion,
-  type Connection,
   type Invoice,
   type UserChange,
   type DataSource,
   type Dataset,
   type Ingestion,
   type ListQuery,
-  type Metric,
   type Organization,
   type Page,
   type Slice,
@@ -185,10 +187,9 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
   // Each dataset's pending ingestions in acceptance order; only datasets with some.
   const queues = new Map<string, Array<Pending>>()
   const idempotency = new Map<string, IdempotencyEntry>()
-  const metrics = new Map<string, Metric>()
-  const connections = new Map<number, Connection>()
   const invoices = new Map<number, ReadonlyArray<Invoice>>()
-  const activity: Array<ActivityEntry> = []
+  /** Called with the id of each dataset removed (with its data source or alone). */
+  const datasetRemoved = new Set<(datasetId: string) => void>()
   const counter = () => {
     let next = 1
     return () => next++
@@ -199,9 +200,6 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
   // Data sources and datasets draw their (v2) numbers from one id space, as on the service.
   const entityIds = counter()
   const datasetsByNumber = new Map<number, string>()
-  const metricKeys = counter()
-  const connectionIds = counter()
-  const activityIds = counter()
   const acceptance = counter()
 
   const ofOrganization = <A extends { readonly organizationId: number }>(items: Iterable<A>, organizationId: number) =>
@@ -223,7 +221,7 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
     if (number !== undefined) datasetsByNumber.delete(number)
     datasets.delete(id)
     storedRows.delete(id)
-    for (const metric of metrics.values()) if (metric.datasetId === id) metrics.delete(metric.id)
+    for (const listener of datasetRemoved) listener(id)
     for (const ingestion of ingestions.values()) {
       if (ingestion.datasetId === id) {
         ingestions.delete(ingestion.id)
@@ -287,12 +285,6 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
     lastActivityAt: dataSourceActivity(dataSource)
   })
 
-  const withCount = (connection: Connection): Connection => {
-    let dataSourcesCount = 0
-    for (const source of dataSources.values()) if (source.connectionId === connection.id) dataSourcesCount++
-    return { ...connection, dataSourcesCount }
-  }
-
   const holds = (claim: ClaimedIngestion) => pending.get(claim.ingestion.id)?.owner === claim.owner
 
   const finish = (claim: ClaimedIngestion, now: number, patch: Partial<Ingestion>) => {
@@ -320,19 +312,14 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
     pending,
     queues,
     idempotency,
-    metrics,
-    connections,
     invoices,
-    activity,
+    datasetRemoved,
     counter,
     organizationIds,
     accountIds,
     userIds,
     entityIds,
     datasetsByNumber,
-    metricKeys,
-    connectionIds,
-    activityIds,
     acceptance,
     ofOrganization,
     adminCount,
@@ -342,7 +329,6 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
     setIngestion,
     dataSourceActivity,
     withActivity,
-    withCount,
     holds,
     finish
   }

@@ -1,6 +1,8 @@
 /**
  * The store's port for data sources and datasets: what data is kept where, with its settings.
- * Deleting one deletes what is kept under it (rows, ingestions, metrics).
+ * Deleting one deletes what is kept under it: its rows and ingestions here, and what a feature
+ * keeps under a dataset (the feature's own port sees to that: a listener on the memory state's
+ * `datasetRemoved`, a foreign key with `ON DELETE CASCADE` in Postgres).
  *
  * @since 0.1.0
  */

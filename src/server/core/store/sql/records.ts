@@ -11,14 +11,11 @@ import type { Column } from "../../../../records.js"
 import type { Role } from "../../../../api/security.js"
 import {
   type Account,
-  type ActivityEntry,
-  type Connection,
   type DataSource,
   type Dataset,
   type DatasetStats,
   type Ingestion,
   type IngestionStatus,
-  type Metric,
   type Organization,
   type User
 } from "../Store.js"
@@ -216,87 +213,6 @@ export interface IngestionRecord {
 
 /**
  * @since 0.1.0
- * @category models
- */
-export interface ConnectionRecord {
-  readonly id: number
-  readonly organization_id: number
-  readonly name: string
-  readonly integration_key: string | null
-  readonly managed_by: Connection["managedBy"]
-  readonly shared_with_accounts: boolean
-  readonly permissions: Connection["permissions"]
-  readonly created_at: string | null
-  readonly status: Connection["status"]
-  readonly data_sources_count: number
-}
-
-/**
- * @since 0.1.0
- * @category utils
- */
-export const toConnection = (r: ConnectionRecord): Connection => ({
-  id: r.id,
-  organizationId: r.organization_id,
-  name: r.name,
-  integrationKey: r.integration_key,
-  managedBy: r.managed_by,
-  sharedWithAccounts: r.shared_with_accounts,
-  permissions: r.permissions,
-  createdAt: r.created_at,
-  status: r.status,
-  dataSourcesCount: r.data_sources_count
-})
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface MetricRecord {
-  readonly id: string
-  readonly organization_id: number
-  readonly data_source_id: number
-  readonly dataset_id: string
-  readonly name: string
-  readonly measure: Metric["measure"]
-  readonly date: Metric["date"]
-  readonly aggregation_function: Metric["aggregationFunction"]
-  readonly dimensions: Metric["dimensions"]
-  readonly filters: Metric["filters"]
-  readonly verification: Metric["verification"]
-  readonly created_at: string
-  readonly created_by: Metric["createdBy"]
-}
-
-/**
- * @since 0.1.0
- * @category utils
- */
-export const toMetric = (r: MetricRecord): Metric => ({
-  id: r.id,
-  organizationId: r.organization_id,
-  dataSourceId: r.data_source_id,
-  datasetId: r.dataset_id,
-  name: r.name,
-  measure: r.measure,
-  date: r.date,
-  aggregationFunction: r.aggregation_function,
-  dimensions: r.dimensions,
-  filters: r.filters,
-  verification: r.verification,
-  createdAt: r.created_at,
-  createdBy: r.created_by
-})
-
-/**
- * @since 0.1.0
- * @category utils
- */
-export const metricColumns = "m.id, m.organization_id, m.data_source_id, m.dataset_id, m.name, m.measure, m.date, " +
-  "m.aggregation_function, m.dimensions, m.filters, m.verification, m.created_at, m.created_by"
-
-/**
- * @since 0.1.0
  * @category utils
  */
 export const toIngestion = (r: IngestionRecord): Ingestion => ({
@@ -396,38 +312,6 @@ export const toUser = (r: UserRecord): User => ({
   createdAt: r.created_at,
   metadata: r.metadata,
   isEmailVerified: r.email_verified
-})
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface ActivityRecord {
-  readonly id: number
-  readonly organization_id: number
-  readonly action: string
-  readonly created_at: string
-  readonly is_system: boolean
-  readonly resource_type: string | null
-  readonly resource_id: string | null
-  readonly user_ref: ActivityEntry["user"]
-  readonly details: unknown
-}
-
-/**
- * @since 0.1.0
- * @category utils
- */
-export const toActivity = (r: ActivityRecord): ActivityEntry => ({
-  id: r.id,
-  organizationId: r.organization_id,
-  action: r.action,
-  createdAt: r.created_at,
-  isSystem: r.is_system,
-  resourceType: r.resource_type,
-  resourceId: r.resource_id,
-  user: r.user_ref,
-  details: r.details
 })
 
 /**

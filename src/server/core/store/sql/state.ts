@@ -47,12 +47,15 @@ export const makeState = Effect.gen(function*() {
       ) l WHERE d.data_source_id = s.id) AS last_activity_at
     FROM data_sources s`
 
-  /** `canSee` (visibility.ts) in SQL, over a table aliased `alias`. */
-  const visibleTo = (alias: string, viewer: ListQuery["viewer"]): Fragment => {
+  /**
+   * `canSee` (`core/permissions.ts`) in SQL, over a table aliased `alias` whose `creator` column
+   * holds who stands for the creator (a connection's manager does).
+   */
+  const visibleTo = (alias: string, viewer: ListQuery["viewer"], creator = "created_by"): Fragment => {
     const t = sql.literal(alias)
     return sql`${t}.organization_id = ${viewer.organizationId} AND (
       ${viewer.role} = 'admin'
-      OR (${t}.created_by->>'id')::int = ${viewer.userId}
+      OR (${t}.${sql.literal(creator)}->>'id')::int = ${viewer.userId}
       OR ${t}.permissions->>'accessLevel' = 'everyone'
       OR (${t}.permissions->>'accessLevel' = 'selectedUsers'
         AND ${t}.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
@@ -78,21 +81,6 @@ export const makeState = Effect.gen(function*() {
       : sql.literal(lastActivity)
     return sql`${value} ${direction(sort.order)}, ${sql.literal(storageOrder)}`
   }
-
-  const connectionSelect = sql`
-    SELECT c.id, c.organization_id, c.name, c.integration_key, c.managed_by, c.shared_with_accounts, c.permissions,
-      c.created_at, c.status,
-      (SELECT count(*)::int FROM data_sources s WHERE s.connection_id = c.id) AS data_sources_count
-    FROM connections c`
-
-  /** `canSee` for connections: their manager stands for the creator. */
-  const visibleConnection = (viewer: ListQuery["viewer"]): Fragment =>
-    sql`c.organization_id = ${viewer.organizationId} AND (
-      ${viewer.role} = 'admin'
-      OR (c.managed_by->>'id')::int = ${viewer.userId}
-      OR c.permissions->>'accessLevel' = 'everyone'
-      OR (c.permissions->>'accessLevel' = 'selectedUsers'
-        AND c.permissions->'accessList' @> jsonb_build_array(jsonb_build_object('id', ${viewer.userId}::int))))`
 
   const byId = <R, A>(rows: ReadonlyArray<R>, f: (r: R) => A) => Option.map(Option.fromNullable(rows[0]), f)
 
@@ -214,9 +202,6 @@ export const makeState = Effect.gen(function*() {
   const organizationColumns = sql.literal("id, name, profile, plan, limits")
   const accountColumns = sql.literal("id, organization_id, name, account_type, company_name, website_url, managed_by, created_at")
   const userColumns = sql.literal("id, organization_id, name, email, role, timezone, created_at, metadata, email_verified")
-  const activityColumns = sql.literal(
-    "id::float8 AS id, organization_id, action, created_at, is_system, resource_type, resource_id, user_ref, details"
-  )
 
   /**
    * `change` unless it removes or demotes (`demotes`) the last admin of the user's organization.
@@ -248,8 +233,6 @@ export const makeState = Effect.gen(function*() {
     searchIn,
     direction,
     listOrder,
-    connectionSelect,
-    visibleConnection,
     byId,
     notifyIngestion,
     wakeUp,
@@ -265,7 +248,6 @@ export const makeState = Effect.gen(function*() {
     organizationColumns,
     accountColumns,
     userColumns,
-    activityColumns,
     guardLastAdmin
   }
 })

@@ -1,6 +1,7 @@
 /**
  * A metric's definition as it is stored: which column it measures and how, its own filters.
- * The model and the stores hold these; `features/analytics` computes metrics from them.
+ * The metrics port's model holds these (`store.ts`); `features/analytics` computes metrics from
+ * them, and neither the store nor this module imports the engine.
  *
  * @since 0.1.0
  */

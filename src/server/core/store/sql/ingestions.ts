@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Option, Queue } from "effect"
-import type { Row } from "../../../../records.js"
+import { primaryKeyOf, type Row } from "../../../../records.js"
 import { newIngestion, sameSchema } from "../entities.js"
 import { keysOf, type RowLedger, writeRows } from "../rowLedger.js"
 import { type ClaimedIngestion, type IngestionStatus, type Slice } from "../Store.js"
@@ -200,6 +200,7 @@ export const make = (state: SqlState): IngestionStoreService => {
         const rows = new Map<string, { seq: number; key: string | null; data: Row; size: number }>()
         const appended: Array<{ seq: number; key: null; data: Row; size: number }> = []
         const ledger: RowLedger = {
+          keyOf: primaryKeyOf,
           sizeOf: (key) => sizes.get(key),
           put: (key, data, size) => {
             sizes.set(key, size)

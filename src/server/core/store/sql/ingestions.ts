@@ -52,15 +52,16 @@ export const make = (state: SqlState): IngestionStoreService => {
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const ingestion = newIngestion(input, records, now)
         const delay = input.processingDelayMillis
+        // The row and its announcement in one statement: as two they were two of the four round
+        // trips of an ingest request. Inside a transaction (an idempotent request), the
+        // announcement is delivered when it commits.
         return Effect.as(
-          Effect.zipRight(
-            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
+          sql`WITH accepted AS (
+              INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
               VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
                 ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
-                ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})`,
-            // Inside a transaction (an idempotent request), delivered when it commits.
-            notifyIngestion(ingestion.datasetId, delay !== undefined)
-          ),
+                ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})
+            ) ${notifyIngestion(ingestion.datasetId, delay !== undefined)}`,
           ingestion
         )
       })),

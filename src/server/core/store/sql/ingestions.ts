@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { TransactionConnection } from "@effect/sql/SqlClient"
 import { Clock, Effect, Option, Queue } from "effect"
 import { primaryKeyOf, type Row } from "../../../../records.js"
 import { newIngestion, sameSchema } from "../entities.js"
@@ -21,7 +22,7 @@ import { storeCall, type DatasetRecord, toDataset, type IngestionRecord, toInges
  */
 export const make = (state: SqlState): IngestionStoreService => {
   const {
-    sql, json, datasetSelect, byId, notifyIngestion, wakeUp, working, delayed, holdsLease, finish,
+    sql, json, datasetSelect, byId, notifyIngestion, announceIngestion, wakeUp, working, delayed, holdsLease, finish,
     ensureSortIndex
   } = state
   const port: IngestionStoreService = {
@@ -52,16 +53,19 @@ export const make = (state: SqlState): IngestionStoreService => {
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const ingestion = newIngestion(input, records, now)
         const delay = input.processingDelayMillis
-        // The row and its announcement in one statement: as two they were two of the four round
-        // trips of an ingest request. Inside a transaction (an idempotent request), the
-        // announcement is delivered when it commits.
+        const insert = sql`INSERT INTO ingestions
+            (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
+          VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
+            ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
+            ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})`
         return Effect.as(
-          sql`WITH accepted AS (
-              INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
-              VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
-                ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
-                ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})
-            ) ${notifyIngestion(ingestion.datasetId, delay !== undefined)}`,
+          Effect.flatMap(Effect.serviceOption(TransactionConnection), (transaction) =>
+            Option.isSome(transaction)
+              // Inside a transaction (an idempotent request): announced in the same statement,
+              // delivered when the transaction commits.
+              ? sql`WITH accepted AS (${insert}) ${notifyIngestion(ingestion.datasetId, delay !== undefined)}`
+              // Else announced once it has committed, without holding up the request for it.
+              : Effect.zipRight(insert, announceIngestion(ingestion.datasetId, delay !== undefined))),
           ingestion
         )
       })),

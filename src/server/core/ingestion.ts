@@ -50,14 +50,13 @@ export const ingest = (
   records: ReadonlyArray<unknown>,
   traceparent?: string | undefined
 ) =>
-  Effect.gen(function*() {
-    const dataset = yield* editableDataset(principal, datasetId, "ingest data")
-    const store = yield* IngestionStore
-    return yield* store.createIngestion(
-      { datasetId: dataset.id, initiatedBy: { id: principal.userId, name: principal.userName }, traceparent },
-      records
-    )
-  })
+  // Steps chained, not a generator: this runs once per ingest request.
+  Effect.flatMap(editableDataset(principal, datasetId, "ingest data"), (dataset) =>
+    Effect.flatMap(IngestionStore, (store) =>
+      store.createIngestion(
+        { datasetId: dataset.id, initiatedBy: { id: principal.userId, name: principal.userName }, traceparent },
+        records
+      )))
 
 /**
  * A page of the ingestions of a visible dataset, newest first.

@@ -159,8 +159,9 @@ export const makeState = Effect.gen(function*() {
     const payloads = [...unannounced]
     unannounced.clear()
     return sql`SELECT pg_notify(${ingestionChannel}, p) FROM json_array_elements_text(${json(payloads)}::json) AS p`.pipe(
-      // Not heard: the other processes' workers look every second anyway.
-      Effect.catchAll((error) => Effect.logDebug(`ingestion announcement: ${error.message}`)),
+      // Not heard: the other processes' workers look every second anyway. Whatever went wrong,
+      // the loop goes on, so that `announcing` is never left set with nothing under way.
+      Effect.catchAllCause((cause) => Effect.logDebug("ingestion announcement failed", cause)),
       Effect.zipRight(announceWaiting)
     )
   })

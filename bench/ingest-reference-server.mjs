@@ -3,7 +3,9 @@
 // Usage: node bench/ingest-reference-server.mjs <apiKey> [distDir]
 // distDir defaults to the project's dist/ (run `npm run build` first); another directory holding
 // the same layout (src/server/http.js, ...) can be given to measure a patched copy. Such a copy
-// must be able to resolve the project's node_modules (e.g. a node_modules symlink beside it).
+// must be able to resolve the project's node_modules (e.g. a node_modules symlink beside it) and
+// find the console's files above it, as the package has them: e.g. DIR/dist with
+// DIR/package.json, DIR/src/server/http/console/ and DIR/node_modules beside it.
 // With BENCH_DATABASE_URL (and BENCH_DATABASE_SCHEMA) set, the server keeps its data in that
 // Postgres database (the Postgres store, its 4 default workers) instead of in memory.
 // Prints one JSON line {"port":N} on stdout once it listens on 127.0.0.1.

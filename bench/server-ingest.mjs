@@ -9,6 +9,7 @@
 //                               DATABASE_URL or the test database; --only raw,reference skips it
 //          --variant name=distDir   adds a reference server built from another dist tree
 //                                   (repeatable; e.g. a patched copy, to compare a change)
+//          --pg-variant name=distDir   the same on the Postgres store (as "reference-pg")
 //          --only a,b               runs only these variants (raw is always kept)
 //          --server-node-args="…"   extra node flags for the reference servers
 //                                   (e.g. --server-node-args="--cpu-prof --cpu-prof-dir=/tmp/prof")
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "16" },
     "database-url": { type: "string", default: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/tributary_test" },
     variant: { type: "string", multiple: true, default: [] },
+    "pg-variant": { type: "string", multiple: true, default: [] },
     only: { type: "string" },
     "server-node-args": { type: "string", default: "" },
     json: { type: "string" }
@@ -56,10 +58,10 @@ const variants = [
   { name: "raw", script: here("./ingest-raw-server.mjs"), extraArgs: [], reference: false },
   { name: "reference", script: here("./ingest-reference-server.mjs"), extraArgs: [], reference: true },
   { name: "reference-pg", script: here("./ingest-reference-server.mjs"), extraArgs: [], reference: true, postgres: true },
-  ...args.variant.map((spec) => {
+  ...[...args.variant.map((spec) => [spec, false]), ...args["pg-variant"].map((spec) => [spec, true])].map(([spec, postgres]) => {
     const [name, dir] = spec.split("=")
-    if (!name || !dir) throw new Error(`--variant wants name=distDir, got ${spec}`)
-    return { name, script: here("./ingest-reference-server.mjs"), extraArgs: [dir], reference: true }
+    if (!name || !dir) throw new Error(`--variant and --pg-variant want name=distDir, got ${spec}`)
+    return { name, script: here("./ingest-reference-server.mjs"), extraArgs: [dir], reference: true, postgres }
   })
 ].filter((v) => v.name === "raw" || args.only === undefined || args.only.split(",").includes(v.name))
 

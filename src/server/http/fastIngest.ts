@@ -21,7 +21,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Cause, Effect, Exit, FiberRef, Option, Runtime } from "effect"
 import { isWireError, wireErrorOf } from "../../api/errors.js"
-import { CurrentPrincipal } from "../../api/security.js"
 import { authenticate } from "./auth.js"
 import * as Ingest from "./ingest.js"
 import { CurrentRequestId, newRequestId } from "./envelope.js"
@@ -57,14 +56,12 @@ const serveIngest = (request: IncomingMessage, body: Buffer) => {
   const path = request.url ?? ""
   const target = ingestTarget(path)!
   const apiKey = request.headers["x-api-key"]
+  // The principal goes to the use case as an argument, not as a service: providing one copied
+  // the runtime's whole context for every request.
   return Effect.flatMap(authenticate(typeof apiKey === "string" ? apiKey : ""), (principal) =>
-    Effect.provideService(
-      Effect.flatMap(
-        Ingest.decode(target.version, { principal, path, idSegment: target.id, body, headers: request.headers }),
-        (decoded) => Ingest.accept(target.version, decoded)
-      ),
-      CurrentPrincipal,
-      principal
+    Effect.flatMap(
+      Ingest.decode(target.version, { principal, path, idSegment: target.id, body, headers: request.headers }),
+      (decoded) => Ingest.accept(target.version, decoded)
     ))
 }
 

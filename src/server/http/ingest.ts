@@ -208,13 +208,18 @@ export const decode = (
   }
   const payload = decoder.payload(json)
   if (Either.isLeft(payload)) return decodeFailure(payload.left, raw.path)
-  const headers = decodeHeaders(raw.headers)
-  if (Either.isLeft(headers)) return decodeFailure(headers.left, raw.path)
+  // Without the header there is nothing for the schema to check (it is the one optional field).
+  let idempotencyKey: string | undefined = undefined
+  if (raw.headers["idempotency-key"] !== undefined) {
+    const headers = decodeHeaders(raw.headers)
+    if (Either.isLeft(headers)) return decodeFailure(headers.left, raw.path)
+    idempotencyKey = headers.right["idempotency-key"]
+  }
   return Effect.succeed({
     principal: raw.principal,
     datasetId: datasetId.right,
     payload: payload.right,
-    idempotencyKey: headers.right["idempotency-key"],
+    idempotencyKey,
     path: raw.path
   })
 }

@@ -19,16 +19,21 @@
 import { primaryKeyOf, type Row, rowJsonBytes } from "../../../records.js"
 
 /**
- * Where rows are written, and what it already holds.
+ * Where rows are written, and what it already holds. Rows are held under a key of the ledger's
+ * choosing, one per primary-key value: the Postgres store's is the JSON text it stores
+ * (`primaryKeyOf`), the memory store's a one-column key's value itself where that cannot be
+ * mistaken for another.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RowLedger {
-  /** The size of the row held under a primary-key string (written earlier in this batch included). */
-  readonly sizeOf: (key: string) => number | undefined
-  /** Writes (or overwrites) the row of a primary-key string; an overwritten row keeps its place. */
-  readonly put: (key: string, row: Row, size: number) => void
+export interface RowLedger<K = string> {
+  /** The key of a row's primary-key value (`primaryKey` is not empty). */
+  readonly keyOf: (row: Row, primaryKey: ReadonlyArray<string>) => K
+  /** The size of the row held under a key (written earlier in this batch included). */
+  readonly sizeOf: (key: K) => number | undefined
+  /** Writes (or overwrites) the row of a key; an overwritten row keeps its place. */
+  readonly put: (key: K, row: Row, size: number) => void
   /** Appends a row of a dataset without a primary key. */
   readonly append: (row: Row, size: number) => void
 }
@@ -63,7 +68,7 @@ export const keysOf = (rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<strin
  * @since 0.1.0
  * @category utils
  */
-export const writeRows = (rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<string>, ledger: RowLedger): RowCounts => {
+export const writeRows = <K>(rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<string>, ledger: RowLedger<K>): RowCounts => {
   let bytesDelta = 0
   if (primaryKey.length === 0) {
     for (let i = 0; i < rows.length; i++) {
@@ -78,7 +83,7 @@ export const writeRows = (rows: ReadonlyArray<Row>, primaryKey: ReadonlyArray<st
   let overwritten = 0
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!
-    const key = primaryKeyOf(row, primaryKey)
+    const key = ledger.keyOf(row, primaryKey)
     const size = rowJsonBytes(row)
     const previous = ledger.sizeOf(key)
     if (previous === undefined) {

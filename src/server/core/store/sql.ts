@@ -13,9 +13,14 @@
  *   is in flight at a time. It completes them in one transaction that holds the dataset's row
  *   lock, checks the leases are still its own and that nothing accepted before them is still
  *   pending, so that every accepted ingestion ends exactly once, in order, whichever process
- *   finishes it. A new ingestion is announced with `NOTIFY` (delivered at commit) so that
- *   idle workers of every process wake at once; they also look every second, for leases that
- *   ran out, and wake when the next delayed ingestion (`processing` fault) comes due.
+ *   finishes it. A new ingestion wakes this process's workers at once and is announced to
+ *   the other processes with `NOTIFY` once it has committed (a NOTIFY holds a lock through its
+ *   transaction's commit, so one per request made the requests' commits go one at a time: one
+ *   NOTIFY is under way at a time, carrying every announcement made meanwhile; inside an
+ *   idempotent request's transaction it goes with the ingestion's statement, delivered at
+ *   commit), so that idle workers of every process wake at once; they also look every second,
+ *   for leases that ran out, and wake when the next delayed ingestion (`processing` fault)
+ *   comes due.
  * - Idempotency: the claim is an insert into a table keyed by the request's scope, in the
  *   same transaction as the request's own writes. A second request with the same key waits on
  *   the first one's uncommitted row and then reads its answer: never two executions.

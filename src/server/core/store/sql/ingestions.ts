@@ -3,8 +3,9 @@
  *
  * @since 0.1.0
  */
+import { TransactionConnection } from "@effect/sql/SqlClient"
 import { Clock, Effect, Option, Queue } from "effect"
-import type { Row } from "../../../../records.js"
+import { primaryKeyOf, type Row } from "../../../../records.js"
 import { newIngestion, sameSchema } from "../entities.js"
 import { keysOf, type RowLedger, writeRows } from "../rowLedger.js"
 import { type ClaimedIngestion, type IngestionStatus, type Slice } from "../Store.js"
@@ -21,7 +22,7 @@ import { storeCall, type DatasetRecord, toDataset, type IngestionRecord, toInges
  */
 export const make = (state: SqlState): IngestionStoreService => {
   const {
-    sql, json, datasetSelect, byId, notifyIngestion, wakeUp, working, delayed, holdsLease, finish,
+    sql, json, datasetSelect, byId, notifyIngestion, announceIngestion, wakeUp, working, delayed, holdsLease, finish,
     ensureSortIndex
   } = state
   const port: IngestionStoreService = {
@@ -52,15 +53,19 @@ export const make = (state: SqlState): IngestionStoreService => {
       storeCall(Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const ingestion = newIngestion(input, records, now)
         const delay = input.processingDelayMillis
+        const insert = sql`INSERT INTO ingestions
+            (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
+          VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
+            ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
+            ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})`
         return Effect.as(
-          Effect.zipRight(
-            sql`INSERT INTO ingestions (id, dataset_id, status, initiated_at, initiated_by, counts, records, process_after, traceparent)
-              VALUES (${ingestion.id}, ${ingestion.datasetId}::uuid, 'queued', ${ingestion.initiatedAt},
-                ${json(ingestion.initiatedBy)}::jsonb, ${json(ingestion.counts)}::jsonb, ${json(records)}::json,
-                ${delay === undefined ? null : now + delay}, ${input.traceparent ?? null})`,
-            // Inside a transaction (an idempotent request), delivered when it commits.
-            notifyIngestion(ingestion.datasetId, delay !== undefined)
-          ),
+          Effect.flatMap(Effect.serviceOption(TransactionConnection), (transaction) =>
+            Option.isSome(transaction)
+              // Inside a transaction (an idempotent request): announced in the same statement,
+              // delivered when the transaction commits.
+              ? sql`WITH accepted AS (${insert}) ${notifyIngestion(ingestion.datasetId, delay !== undefined)}`
+              // Else announced once it has committed, without holding up the request for it.
+              : Effect.zipRight(insert, announceIngestion(ingestion.datasetId, delay !== undefined))),
           ingestion
         )
       })),
@@ -168,12 +173,22 @@ export const make = (state: SqlState): IngestionStoreService => {
         // Under the dataset's lock, which every completion takes: one accepted before the last of
         // these and still pending (its acceptance committed after the claim's snapshot was taken,
         // or its claim raced this one) ends first; these end only up to it, the rest is requeued.
+        // With it, in the same round trip (the dataset stays locked meanwhile, and ingest requests
+        // wait for that lock), the stored sizes of every key these may write; later ingestions
+        // of the batch see the rows of the earlier ones through the same map.
         const last = Math.max(...mine.map((claim) => held.get(claim.ingestion.id)!))
-        const [earlier] = yield* sql<{ seq: number | null }>`SELECT min(seq)::float8 AS seq FROM ingestions
-          WHERE dataset_id = ${record.id}::uuid AND status IN ('queued', 'processing') AND seq < ${last}
-            AND id NOT IN (SELECT json_array_elements_text(${json(mine.map((c) => c.ingestion.id))}::json)::uuid)`
-        if (earlier?.seq != null) {
-          const before = earlier.seq
+        const primaryKey = toDataset(record).primaryKey
+        const keys = group.decided.slice(0, mine.length).flatMap(({ decision }) => keysOf(decision.rows, primaryKey))
+        const [found] = yield* sql<{ earlier: number | null; sizes: ReadonlyArray<readonly [string, number]> }>`SELECT
+          (SELECT min(seq)::float8 FROM ingestions
+            WHERE dataset_id = ${record.id}::uuid AND status IN ('queued', 'processing') AND seq < ${last}
+              AND id NOT IN (SELECT json_array_elements_text(${json(mine.map((c) => c.ingestion.id))}::json)::uuid)
+          ) AS earlier,
+          (SELECT coalesce(json_agg(json_build_array(key, size)), '[]') FROM dataset_rows
+            WHERE dataset_id = ${record.id}::uuid AND key IN (SELECT jsonb_array_elements_text(${json(keys)}::jsonb))
+          ) AS sizes`
+        if (found?.earlier != null) {
+          const before = found.earlier
           mine = takeWhile(mine, (claim) => held.get(claim.ingestion.id)! < before)
         }
         yield* requeue(mine)
@@ -183,15 +198,7 @@ export const make = (state: SqlState): IngestionStoreService => {
           if (decision.newColumns.length > 0) dataset = { ...dataset, schema: [...dataset.schema, ...decision.newColumns] }
           return { ...decision, columnCount: dataset.schema.length }
         })
-        // The stored sizes of every key the batch touches, in one query; later ingestions of
-        // the batch see the rows of the earlier ones through the same map.
-        const sizes = new Map<string, number>()
-        const keys = decisions.flatMap((decision) => keysOf(decision.rows, dataset.primaryKey))
-        if (keys.length > 0) {
-          const found = yield* sql<{ key: string; size: number }>`SELECT key, size FROM dataset_rows
-            WHERE dataset_id = ${dataset.id}::uuid AND key IN (SELECT jsonb_array_elements_text(${json(keys)}::jsonb))`
-          for (const { key, size } of found) sizes.set(key, size)
-        }
+        const sizes = new Map<string, number>(found?.sizes ?? [])
         const now = yield* Clock.currentTimeMillis
         let { rowCount, size } = toDataset(record)
         let nextSeq = record.next_seq
@@ -200,6 +207,7 @@ export const make = (state: SqlState): IngestionStoreService => {
         const rows = new Map<string, { seq: number; key: string | null; data: Row; size: number }>()
         const appended: Array<{ seq: number; key: null; data: Row; size: number }> = []
         const ledger: RowLedger = {
+          keyOf: primaryKeyOf,
           sizeOf: (key) => sizes.get(key),
           put: (key, data, size) => {
             sizes.set(key, size)
@@ -226,19 +234,22 @@ export const make = (state: SqlState): IngestionStoreService => {
           }
         })
         const writes = [...rows.values(), ...appended]
-        if (writes.length > 0) {
-          yield* sql`INSERT INTO dataset_rows (dataset_id, seq, key, data, size)
-            SELECT ${dataset.id}::uuid, w.seq, w.key, w.data, w.size
-            FROM jsonb_to_recordset(${json(writes)}::jsonb) AS w(seq bigint, key text, data jsonb, size int)
-            ON CONFLICT (dataset_id, key) WHERE key IS NOT NULL DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size`
-        }
         const newest = mine.reduce((latest, claim) =>
           claim.ingestion.initiatedAt > latest ? claim.ingestion.initiatedAt : latest, mine[0]!.ingestion.initiatedAt)
-        yield* sql`UPDATE datasets SET schema = ${json(dataset.schema)}::jsonb, row_count = ${rowCount},
-            size = ${size}, next_seq = ${nextSeq}, last_success_at = GREATEST(last_success_at, ${newest})
-          WHERE id = ${dataset.id}::uuid`
-        // json_to_recordset, not jsonb: the problems keep the records as sent, key order included.
-        yield* sql`UPDATE ingestions i SET status = 'success', counts = o.counts::jsonb,
+        // The rows, the dataset and the ingestions in one statement: as three, they were three
+        // round trips with the dataset locked. The outcomes go through json_to_recordset, not
+        // jsonb: the problems keep the records as sent, key order included.
+        yield* sql`WITH written AS (
+            INSERT INTO dataset_rows (dataset_id, seq, key, data, size)
+            SELECT ${dataset.id}::uuid, w.seq, w.key, w.data, w.size
+            FROM jsonb_to_recordset(${json(writes)}::jsonb) AS w(seq bigint, key text, data jsonb, size int)
+            ON CONFLICT (dataset_id, key) WHERE key IS NOT NULL DO UPDATE SET data = EXCLUDED.data, size = EXCLUDED.size
+          ), counted AS (
+            UPDATE datasets SET schema = ${json(dataset.schema)}::jsonb, row_count = ${rowCount},
+              size = ${size}, next_seq = ${nextSeq}, last_success_at = GREATEST(last_success_at, ${newest})
+            WHERE id = ${dataset.id}::uuid
+          )
+          UPDATE ingestions i SET status = 'success', counts = o.counts::jsonb,
             dataset_stats = o.dataset_stats::jsonb, problems = o.problems, duration = o.duration,
             records = NULL, lease_owner = NULL, lease_until = NULL
           FROM json_to_recordset(${json(outcomes)}::json) AS o(id uuid, counts json, dataset_stats json, problems json, duration int)

@@ -1,6 +1,9 @@
 /**
  * `tributary backfill` as a user runs it: a real Postgres table or query, the built command as
  * a child process, a reference server on loopback.
+ *
+ * The cases run side by side, each with tables, checkpoints and datasets of its own: they
+ * mostly wait on their child processes.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -40,7 +43,7 @@ const files = (name: string) => ["--checkpoint", join(dir, `${name}.checkpoint.j
 const dataset = async (name: string, schema: ReadonlyArray<{ id: string; dataType: string }>, primaryKey?: ReadonlyArray<string>) =>
   String((await apiData(server.url, apiKey, "POST", "/v2/datasets", { name, dataSourceId, schema, ...(primaryKey ? { primaryKey } : {}) })).id)
 
-describe("tributary backfill", () => {
+describe.concurrent("tributary backfill", () => {
   it("--create-dataset makes the dataset from the result's columns with the key as primary key, prints its id, and fills it in 4 partitions", async () => {
     const t = `${db.name}.mixed`
     await db.sql(`CREATE TYPE ${db.name}.mood AS ENUM ('calm', 'busy')`)

@@ -3,6 +3,10 @@
  * contract evolves, freezes or trims, then `tributary replay` of the dead letters after a fix
  * (from a file, after a SIGKILL, from a dead-letter topic on the real broker), against
  * `tributary serve` on loopback.
+ *
+ * The tests run side by side against one server, each with datasets, files, topics and
+ * schemas of its own: they mostly wait on their child processes (measured on the 2-core
+ * machine: 42 s one after another, each describe with its own server).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -67,13 +71,13 @@ const cli = (server: RunningServer, args: ReadonlyArray<string>, timeoutMs = 60_
 const storedNs = (stored: ReadonlyArray<Record<string, unknown>>) => stored.map((row) => row.n as number).sort((a, b) => a - b)
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
-describe("schema contracts (tributary ingest)", { timeout: 120_000 }, () => {
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServe(["--port", "0", "--api-key", key])
-  })
-  afterAll(() => server.stop())
+let server: RunningServer
+beforeAll(async () => {
+  server = await startServe(["--port", "0", "--api-key", key])
+})
+afterAll(() => server.stop())
 
+describe.concurrent("schema contracts (tributary ingest)", { timeout: 120_000 }, () => {
   const lines = [
     ...range(1, 3).map((n) => ({ n, v: "a" })),
     { n: 4, v: "a", coupon: "SPRING" }, // a new column
@@ -142,13 +146,7 @@ describe("schema contracts (tributary ingest)", { timeout: 120_000 }, () => {
   })
 })
 
-describe("tributary replay", { timeout: 240_000 }, () => {
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServe(["--port", "0", "--api-key", key])
-  })
-  afterAll(() => server.stop())
-
+describe.concurrent("tributary replay", { timeout: 240_000 }, () => {
   const schema = [{ id: "n", dataType: "number" }, { id: "v", dataType: "string" }, { id: "amount", dataType: "number" }]
 
   /** 400 lines, 5% bad: every 40th names `amt` for `amount` (frozen: a dead letter), every 40th from 20 has a number in `v`. */
@@ -232,11 +230,20 @@ describe("tributary replay", { timeout: 240_000 }, () => {
     await ingestFrozen(input, datasetId)
     const deadLetters = `${input}.dead-letters.ndjson`
     const dry = async (...args: Array<string>) => (await cli(server, ["replay", deadLetters, "--dry-run", ...args])).stdout.split("\n")[0]
-    expect(await dry("--reason", "unknown_column")).toBe(`would replay 10 of 20 letters into dataset ${datasetId}`)
-    expect(await dry("--reason", "invalid_type v,unknown_column amt")).toBe(`would replay 20 of 20 letters into dataset ${datasetId}`)
-    expect(await dry("--field", "v")).toBe(`would replay 10 of 20 letters into dataset ${datasetId}`)
-    expect(await dry("--stage", "service")).toBe("nothing to replay: 20 letters read, none selected")
-    expect(await dry("--partition", "0", "--from", "100", "--to", "200")).toBe(`would replay 6 of 20 letters into dataset ${datasetId}`)
+    // Dry runs only read the file: all at once.
+    expect(await Promise.all([
+      dry("--reason", "unknown_column"),
+      dry("--reason", "invalid_type v,unknown_column amt"),
+      dry("--field", "v"),
+      dry("--stage", "service"),
+      dry("--partition", "0", "--from", "100", "--to", "200")
+    ])).toEqual([
+      `would replay 10 of 20 letters into dataset ${datasetId}`,
+      `would replay 20 of 20 letters into dataset ${datasetId}`,
+      `would replay 10 of 20 letters into dataset ${datasetId}`,
+      "nothing to replay: 20 letters read, none selected",
+      `would replay 6 of 20 letters into dataset ${datasetId}`
+    ])
   })
 
   it("SIGKILL mid-replay, then the same command: nothing lost, nothing stored twice", async () => {
@@ -275,13 +282,7 @@ describe("tributary replay", { timeout: 240_000 }, () => {
   })
 })
 
-describe("tributary sink: column added, and replay from a dead-letter topic (real broker)", { timeout: 240_000 }, () => {
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServe(["--port", "0", "--api-key", key])
-  })
-  afterAll(() => server.stop())
-
+describe.concurrent("tributary sink: column added, and replay from a dead-letter topic (real broker)", { timeout: 240_000 }, () => {
   it("logs a new column with topic, partition and offset; its frozen dead letters replay from the topic once", async () => {
     const suffix = Math.random().toString(36).slice(2, 8)
     const topic = `bad-data-${suffix}`
@@ -311,13 +312,16 @@ describe("tributary sink: column added, and replay from a dead-letter topic (rea
       return member.output()
     }
 
-    const evolved = await sink(evolving, `evolve-${suffix}`, ["--dead-letter", join(dir, `sink-${suffix}.ndjson`)])
+    // Two groups into two datasets: side by side.
+    const [evolved] = await Promise.all([
+      sink(evolving, `evolve-${suffix}`, ["--dead-letter", join(dir, `sink-${suffix}.ndjson`)]),
+      sink(frozen, `freeze-${suffix}`, ["--dead-letter-topic", letterTopic, "--schema-contract", "freeze"])
+    ])
     const added = evolved.split("\n").filter((line) => line.includes("column \"coupon\""))
     expect(added).toHaveLength(1)
     expect(added[0]).toMatch(new RegExp(`sink: column "coupon" \\(string\\) added by topic ${topic} partition 0 offset \\d+$`))
     expect(storedNs(await rows(server, evolving))).toEqual(range(1, 60))
 
-    await sink(frozen, `freeze-${suffix}`, ["--dead-letter-topic", letterTopic, "--schema-contract", "freeze"])
     expect(await rows(server, frozen)).toHaveLength(54)
 
     const replay = ["replay", "--from-topic", letterTopic, "--brokers", kafkaBrokers().join(","), "--checkpoint", join(dir, `topic-${suffix}.checkpoint.json`), "--dead-letter", join(dir, `topic-${suffix}.again.ndjson`)]
@@ -333,13 +337,7 @@ describe("tributary sink: column added, and replay from a dead-letter topic (rea
   })
 })
 
-describe("every source's dead letters round-trip through replay: Postgres (tributary backfill)", { timeout: 240_000 }, () => {
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServe(["--port", "0", "--api-key", key])
-  })
-  afterAll(() => server.stop())
-
+describe.concurrent("every source's dead letters round-trip through replay: Postgres (tributary backfill)", { timeout: 240_000 }, () => {
   it("a row with a value the service cannot take is a letter whose fix (--set) stores it, keyed by its origin", async () => {
     const db = await testSchema()
     try {

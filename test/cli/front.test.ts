@@ -156,7 +156,8 @@ describe("help", () => {
   })
 })
 
-describe("errors a user can cause, one line each", () => {
+// Side by side: each case waits on a command of its own (the retries take seconds).
+describe.concurrent("errors a user can cause, one line each", () => {
   let holder: Server
   let port: number
   beforeAll(async () => {

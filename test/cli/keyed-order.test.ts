@@ -3,6 +3,8 @@
  * against `tributary serve --faults 5xx=0.3,drop=0.1`, both as child processes, as a user runs
  * them. Before batches of shared keys were kept in order, half of the keys ended stale here
  * (a failed batch was retried after a later batch of the same keys was applied).
+ *
+ * The two cases run side by side, each into a dataset of its own.
  */
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -55,7 +57,7 @@ const updates = (keys: number, versions: number) => {
   return lines.join("\n") + "\n"
 }
 
-describe("keyed updates under faults (tributary ingest against tributary serve --faults)", () => {
+describe.concurrent("keyed updates under faults (tributary ingest against tributary serve --faults)", () => {
   let server: RunningServer
   beforeAll(async () => {
     server = await startServe(["--port", "0", "--api-key", key, "--faults", "5xx=0.3,drop=0.1"])

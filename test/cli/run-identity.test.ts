@@ -1,6 +1,9 @@
 /**
  * Every run knows what it is: the cases a new user met, each run as the user runs it
  * (`tributary ingest` against `tributary serve`, child processes).
+ *
+ * The cases run side by side, each with datasets and files of its own: they mostly wait on
+ * their child processes (measured on the 2-core machine: 14 s one after another).
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -70,7 +73,7 @@ const ingestStdin = (server: RunningServer, datasetId: string, input: string, ex
 const ingestFile = (server: RunningServer, file: string, datasetId: string, extra: ReadonlyArray<string> = []) =>
   runCli(["ingest", file, "--dataset", datasetId, "--api-url", server.url, "--api-key", key, ...extra], 60_000)
 
-describe("run identity (tributary ingest)", () => {
+describe.concurrent("run identity (tributary ingest)", () => {
   let server: RunningServer
   beforeAll(async () => {
     server = await startServe(["--port", "0", "--api-key", key])

@@ -3,7 +3,7 @@
  * store on the test database (a schema of its own per layer, dropped when the layer ends).
  */
 import { randomBytes } from "node:crypto"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Schedule } from "effect"
 import pg from "pg"
 import * as MemoryStore from "../../src/server/features/memoryStore.js"
 import * as SqlStore from "../../src/server/features/sqlStore.js"
@@ -26,9 +26,20 @@ export const adminQuery = (text: string) =>
     }
   })
 
-/** Drops a schema with everything in it when the scope closes. */
+/**
+ * Drops a schema with everything in it when the scope closes. Postgres may end the drop as the
+ * loser of a deadlock with the last queries of a store still closing on it ("deadlock
+ * detected", seen in test/server/ingestion-order.test.ts on a loaded machine): it is tried
+ * again a few times, and a drop that still fails fails no test (it only leaves the schema).
+ */
 export const dropSchemaAfterwards = (schema: string) =>
-  Effect.addFinalizer(() => Effect.ignore(adminQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)))
+  Effect.addFinalizer(() =>
+    adminQuery(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).pipe(
+      Effect.sandbox,
+      Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))),
+      Effect.ignore
+    )
+  )
 
 /** The Postgres store in a fresh schema (or `schema`), dropped when the layer ends unless `keep`. */
 export const sqlStoreLayer = (

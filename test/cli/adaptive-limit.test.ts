@@ -163,17 +163,23 @@ describe("adaptive concurrency against a reference server", () => {
         const reached = (what: string, ok: boolean) => log.push(`${Date.now() - started} ms: ${what}: ${ok ? "yes" : "NO (timed out)"}, limit ${limit}`)
 
         // 1: clean, until the limit is well above 1 (15 s at most).
+        // Each phase lasts past its goal by more than the 250 ms between LimitChanged samples,
+        // so every phase's change is seen as an event however fast the machine reaches it.
+        const hold = Effect.sleep("300 millis")
         reached("clean: limit >= 8", yield* waitUntil(() => limit >= 8, 15_000))
         const peak = limit
+        yield* hold
         phase = 2
         state.rateLimited = true
         // 2: half the ingest requests answered 429, until the limit is down to 2 (10 s at most).
         reached("429s: limit <= 2", yield* waitUntil(() => limit <= 2, 10_000))
         const low = limit
+        yield* hold
         phase = 3
         state.rateLimited = false
         // 3: clean again, until the limit is back at 5 or more (15 s at most).
         reached("clean again: limit >= 5", yield* waitUntil(() => limit >= 5, 15_000))
+        yield* hold
         yield* Deferred.succeed(stop, undefined)
         const final: Progress = yield* Fiber.join(running)
         return { samples, final, peak, low, log }

@@ -184,7 +184,10 @@ describe.concurrent("tributary sink (real broker, faulty reference server)", () 
     expect(untrusted.output()).toContain("self-signed certificate")
   }, 120_000)
 
-  it("three members on 6 partitions under live produce, killed and restarted at random: every valid message once, every bad one dead-lettered, lag 0", async () => {
+  // Alone, not beside the file's other cases: their load on top of three members, a producer
+  // and the server starved the members of CPU until their group sessions ran out (seen with
+  // the machine's two cores otherwise busy), which this case is not about.
+  it.sequential("three members on 6 partitions under live produce, killed and restarted at random: every valid message once, every bad one dead-lettered, lag 0", async () => {
     const random = seededRandom(seed)
     const id = randomUUID()
     const topic = `sink-chaos-${id}`
@@ -275,7 +278,7 @@ describe.concurrent("tributary sink (real broker, faulty reference server)", () 
     expect([...named].sort()).toEqual([...bad].sort())
   }, 300_000)
 
-  it("a member joins and another leaves while batches are in flight at a slow, faulty server: no duplicate, no loss", async () => {
+  it.sequential("a member joins and another leaves while batches are in flight at a slow, faulty server: no duplicate, no loss", async () => {
     const slow = await startServe(["--port", "0", "--api-key", apiKey, "--faults", `latency=100-250ms,5xx=0.03,429=0.02,retry-after=0,drop=0.02,seed=${seed}`])
     try {
       const id = randomUUID()

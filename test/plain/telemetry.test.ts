@@ -97,6 +97,11 @@ describe("OpenTelemetry over OTLP/HTTP (a real receiver on loopback)", () => {
       proxy.close()
     }
     await server.dispose()
+    // The server's spans are exported on their own schedule (every 100 ms, and at dispose): on a
+    // busy machine the last export may still be on its way.
+    for (let waited = 0; waited < 5_000 && !otlp.spans.some((span) => span.service === "reference-server" && span.parentSpanId !== undefined && otlp.spans.some((s) => s.service === "plain-job" && s.spanId === span.parentSpanId)); waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
 
     const jobSpans = otlp.spans.filter((span) => span.service === "plain-job")
     const batch = jobSpans.find((span) => span.name === "tributary.batch")!

@@ -14,7 +14,7 @@ import { isoTimestamp } from "../../core/clock.js"
 import { canSee } from "../../core/permissions.js"
 import { matchesSearch } from "../../core/store/order.js"
 import { portOf } from "../../core/store/Stores.js"
-import { type MemoryState, slice } from "../../core/store/memory/state.js"
+import { type MemoryState, patchEntry, slice } from "../../core/store/memory/state.js"
 import type { Connection, ConnectionPatch, ConnectionQuery, ConnectionStoreService, NewConnection } from "./store.js"
 
 /**
@@ -83,13 +83,7 @@ export const listConnections = (state: ConnectionsState, query: ConnectionQuery)
  * @category utils
  */
 export const updateConnection = (state: ConnectionsState, id: number, patch: ConnectionPatch) =>
-  Effect.sync(() => {
-    const connection = state.connections.get(id)
-    if (connection === undefined) return Option.none()
-    const updated = { ...connection, ...patch }
-    state.connections.set(id, updated)
-    return Option.some(withCount(state, updated))
-  })
+  Effect.sync(() => Option.map(patchEntry(state.connections, id, patch), (updated) => withCount(state, updated)))
 
 /**
  * @since 0.1.0

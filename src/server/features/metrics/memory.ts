@@ -13,7 +13,7 @@ import { isoTimestamp } from "../../core/clock.js"
 import { canSee } from "../../core/permissions.js"
 import { sortedBy } from "../../core/store/order.js"
 import { portOf } from "../../core/store/Stores.js"
-import { type MemoryState, slice } from "../../core/store/memory/state.js"
+import { type MemoryState, patchEntry, slice } from "../../core/store/memory/state.js"
 import type { Metric, MetricPatch, MetricQuery, MetricStoreService, NewMetric } from "./store.js"
 
 /**
@@ -87,13 +87,7 @@ export const listMetrics = ({ core, metrics }: MetricsState, query: MetricQuery)
  * @category utils
  */
 export const updateMetric = ({ metrics }: MetricsState, id: string, patch: MetricPatch) =>
-  Effect.sync(() => {
-    const metric = metrics.get(id)
-    if (metric === undefined) return Option.none()
-    const updated = { ...metric, ...patch }
-    metrics.set(id, updated)
-    return Option.some(updated)
-  })
+  Effect.sync(() => patchEntry(metrics, id, patch))
 
 /**
  * @since 0.1.0

@@ -28,7 +28,7 @@ import {
 } from "../Store.js"
 import { portOf } from "../Stores.js"
 import type { CatalogStoreService } from "../ports/catalog.js"
-import { type MemoryState, slice } from "./state.js"
+import { type MemoryState, patchEntry, slice } from "./state.js"
 
 /**
  * @since 0.1.0
@@ -246,13 +246,7 @@ export const listAccounts = ({ accounts, ofOrganization }: MemoryState, query: A
  * @category utils
  */
 export const updateAccount = ({ accounts }: MemoryState, id: number, patch: AccountPatch) =>
-  Effect.sync(() => {
-    const account = accounts.get(id)
-    if (account === undefined) return Option.none()
-    const updated = { ...account, ...patch }
-    accounts.set(id, updated)
-    return Option.some(updated)
-  })
+  Effect.sync(() => patchEntry(accounts, id, patch))
 
 /**
  * @since 0.1.0

@@ -22,7 +22,7 @@ import {
 } from "../Store.js"
 import { portOf } from "../Stores.js"
 import type { SourceStoreService } from "../ports/sources.js"
-import { listOf, type MemoryState, noRows, StoredRows } from "./state.js"
+import { listOf, type MemoryState, noRows, patchEntry, StoredRows } from "./state.js"
 
 /**
  * @since 0.1.0
@@ -70,13 +70,7 @@ export const listDataSources = ({ dataSourceActivity, dataSources, withActivity 
  * @category utils
  */
 export const updateDataSource = ({ dataSources, withActivity }: MemoryState, id: number, patch: DataSourcePatch) =>
-  Effect.sync(() => {
-    const dataSource = dataSources.get(id)
-    if (dataSource === undefined) return Option.none()
-    const updated = { ...dataSource, ...patch }
-    dataSources.set(id, updated)
-    return Option.some(withActivity(updated))
-  })
+  Effect.sync(() => Option.map(patchEntry(dataSources, id, patch), withActivity))
 
 /**
  * @since 0.1.0
@@ -142,13 +136,7 @@ export const listDatasets = ({ dataSources, datasets }: MemoryState, query: Data
  * @category utils
  */
 export const updateDataset = ({ datasets }: MemoryState, id: string, patch: DatasetPatch) =>
-  Effect.sync(() => {
-    const dataset = datasets.get(id)
-    if (dataset === undefined) return Option.none()
-    const updated = { ...dataset, ...patch }
-    datasets.set(id, updated)
-    return Option.some(updated)
-  })
+  Effect.sync(() => patchEntry(datasets, id, patch))
 
 /**
  * @since 0.1.0

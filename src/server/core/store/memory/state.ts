@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, Queue } from "effect"
+import { Deferred, Effect, Option, Queue } from "effect"
 import { primaryKeyOf, type Row } from "../../../../records.js"
 import { canSee } from "../../permissions.js"
 import { matchesSearch, sortedBy } from "../order.js"
@@ -154,6 +154,21 @@ export interface IdempotencyEntry {
   readonly fingerprint: string
   readonly answer: Deferred.Deferred<unknown, unknown>
   storedAt: number | undefined
+}
+
+/**
+ * Merges `patch` into the entry under `id`, in place: the entry as it is now, or none when
+ * there is no such entry (every port's update of one entity).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const patchEntry = <K, A extends object>(entries: Map<K, A>, id: K, patch: NoInfer<Partial<A>>): Option.Option<A> => {
+  const entry = entries.get(id)
+  if (entry === undefined) return Option.none()
+  const updated = { ...entry, ...patch }
+  entries.set(id, updated)
+  return Option.some(updated)
 }
 
 /**

@@ -224,7 +224,10 @@ export const addCuts = (
   for (const cut of cuts) {
     const s = byName.get(cut.partition)
     if (s === undefined) continue
-    s.cuts.push(cut)
+    // A batch that goes in parts records its cut again, with the split: it replaces the first.
+    const at = cut.held === undefined ? -1 : s.cuts.findIndex((c) => c.first === cut.first && c.firstChild === cut.firstChild)
+    if (at === -1) s.cuts.push(cut)
+    else s.cuts[at] = cut
     touched.add(s)
   }
   return [...touched]

@@ -136,6 +136,8 @@ const firstBadByte = (bytes: Uint8Array): number => {
  * default): cuts are written relative to the committed offset, in base 36, as
  * `t1:FIRST+LENGTH,...`. A hundred cuts of a hundred records take about 600 characters.
  * A cut between children of a `flatMap` adds their child indexes: `FIRST.C+LENGTH.C`.
+ * A batch that went in parts adds the offsets of its second part: `FIRST+LENGTH~H~H`, each
+ * from FIRST (an older reader stops at `~` and reads the cut alone).
  */
 const metadataVersion = "t1:"
 
@@ -156,7 +158,7 @@ export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number, run?: st
   (run === undefined ? metadataVersion : `${runVersion}${run};`) + [...cuts]
     .sort((a, b) => a.first - b.first)
     .map((cut) =>
-      `${(cut.first - base).toString(36)}${childSuffix(cut.firstChild)}+${(cut.last - cut.first).toString(36)}${childSuffix(cut.lastChild)}`
+      `${(cut.first - base).toString(36)}${childSuffix(cut.firstChild)}+${(cut.last - cut.first).toString(36)}${childSuffix(cut.lastChild)}${heldSuffix(cut)}`
     )
     .join(",")
 
@@ -171,21 +173,26 @@ export const decodeCuts = (metadata: string | null, base: number, partition: str
   const list = metadata === null ? undefined : cutList(metadata)
   if (list === undefined || list === "") return []
   const cuts: Array<BatchCut> = []
-  for (const item of list.split(",")) {
-    const [from, length] = item.split("+")
+  for (const entry of list.split(",")) {
+    const [item, ...heldText] = entry.split("~")
+    const [from, length] = item!.split("+")
     const [firstText, firstChild] = (from ?? "").split(".")
     const [lengthText, lastChild] = (length ?? "").split(".")
     const first = base + parseInt(firstText!, 36)
     const last = first + parseInt(lengthText!, 36)
     if (!(Number.isFinite(first) && Number.isFinite(last))) continue
-    cuts.push(
-      firstChild === undefined && lastChild === undefined
-        ? { partition, first, last }
-        : { partition, first, last, firstChild: childIndex(firstChild), lastChild: childIndex(lastChild) }
-    )
+    const cut: BatchCut = firstChild === undefined && lastChild === undefined
+      ? { partition, first, last }
+      : { partition, first, last, firstChild: childIndex(firstChild), lastChild: childIndex(lastChild) }
+    const held = heldText.map((text) => first + parseInt(text, 36))
+    cuts.push(held.length === 0 || !held.every(Number.isFinite) ? cut : { ...cut, held })
   }
   return cuts
 }
+
+/** A batch that went in parts: `~` and each offset of its second part, from its first, base 36. */
+const heldSuffix = (cut: BatchCut) =>
+  cut.held === undefined ? "" : cut.held.map((offset) => `~${(offset - cut.first).toString(36)}`).join("")
 
 const childSuffix = (child: number | undefined) => (child === undefined ? "" : `.${child.toString(36)}`)
 

@@ -97,6 +97,7 @@ interface Open {
 interface CutEnd {
   readonly offset: number
   readonly child?: { readonly index: number } | undefined
+  readonly held?: ReadonlyArray<number> | undefined
 }
 
 const cutStart = (partition: string, offset: number, child: number | undefined) =>
@@ -139,10 +140,8 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
   const recordedCuts = new Map<string, CutEnd>()
   const assign = (cuts: ReadonlyArray<BatchCut>) => {
     for (const cut of cuts) {
-      recordedCuts.set(
-        cutStart(cut.partition, cut.first, cut.firstChild),
-        cut.lastChild === undefined ? { offset: cut.last } : { offset: cut.last, child: { index: cut.lastChild } }
-      )
+      const end: CutEnd = cut.lastChild === undefined ? { offset: cut.last } : { offset: cut.last, child: { index: cut.lastChild } }
+      recordedCuts.set(cutStart(cut.partition, cut.first, cut.firstChild), cut.held === undefined ? end : { ...end, held: cut.held })
     }
   }
   assign(options.recordedCuts)
@@ -150,19 +149,18 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
 
   const close = (partition: string, state: Open, closedBy: Batch["closedBy"]): Unit => {
     open.delete(partition)
-    return {
-      _tag: "Batch",
-      batch: {
-        partition,
-        records: state.records,
-        deadLetters: state.deadLetters,
-        fromSeq: state.fromSeq,
-        toSeq: state.toSeq,
-        lastPosition: state.lastPosition,
-        closedBy,
-        bytes: state.bytes
-      }
+    const batch: Batch = {
+      partition,
+      records: state.records,
+      deadLetters: state.deadLetters,
+      fromSeq: state.fromSeq,
+      toSeq: state.toSeq,
+      lastPosition: state.lastPosition,
+      closedBy,
+      bytes: state.bytes
     }
+    const held = closedBy === "recorded" ? state.recordedLast?.held : undefined
+    return { _tag: "Batch", batch: held === undefined ? batch : Object.assign(batch, { held }) }
   }
 
   let waiting: Array<Unit> = []

@@ -104,7 +104,9 @@ export const deliverBatch = (
   delivery: Delivery,
   batch: Batch,
   /** Runs once the service took the batch (or refused it), before its ingestions are followed. */
-  accepted: Effect.Effect<void> = Effect.void
+  accepted: Effect.Effect<void> = Effect.void,
+  /** Which of a batch's records `batch` holds, when the batch goes in parts (part of the keys). */
+  part?: string
 ): Effect.Effect<Delivered, DeliveryError> => {
   const { partition, records } = batch
   const failure = (reason: string, status?: number) =>
@@ -120,7 +122,7 @@ export const deliverBatch = (
       const settled = settle(accepted, terminal)
       return typeof settled === "string" ? Effect.fail(failure(settled)) : Effect.succeed({ ...accepted, ...settled })
     })
-  return delivery.post(partition, records).pipe(
+  return delivery.post(partition, records, part).pipe(
     Effect.mapError((failed) => failure(failed.reason, failed.status)),
     Effect.tap(() => accepted),
     Effect.flatMap((posted) =>

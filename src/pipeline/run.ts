@@ -27,6 +27,7 @@ import { CommitTracker } from "./internal/commitTracker.js"
 import { Commits } from "./internal/commits.js"
 import { type Limiter, makeLimiter } from "./internal/concurrencyLimit.js"
 import { OutageWatch } from "./internal/outage.js"
+import { deliverInParts, type HeldBack } from "./internal/parts.js"
 import { type Counters, type Gauges, makeCounters, snapshot } from "./internal/progress.js"
 import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
@@ -362,8 +363,9 @@ export const run = <E, R, E2 = never, R2 = never>(
     const scheduler: Scheduler<PipelineError> = yield* makeScheduler({
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
-      deliver: (batch, accepted) =>
-        deliverAndComplete(batch, accepted, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId), traced: client.traced })
+      deliver: (batch, accepted, heldBack) =>
+        deliverAndComplete(batch, accepted, heldBack, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId), traced: client.traced }),
+      recordParts: (cut) => commits.recordCuts([cut])
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),
@@ -653,6 +655,7 @@ const writeTotals = (checkpoint: CheckpointStore | undefined, prepared: Prepared
 const deliverAndComplete = (
   batch: Batch,
   accepted: Effect.Effect<void>,
+  heldBack: HeldBack | undefined,
   run: {
     readonly delivery: Delivery
     readonly commits: Commits
@@ -670,8 +673,12 @@ const deliverAndComplete = (
     const last = records[records.length - 1]!.position.offset
     const count = records.length
     return emit(run, { _tag: "BatchSent", partition, first, last, records: count, idempotencyKey: null }).pipe(
-      Effect.zipRight(deliverBatch(run.delivery, batch, accepted)),
+      Effect.zipRight(
+        heldBack === undefined ? deliverBatch(run.delivery, batch, accepted) : deliverInParts(run.delivery, batch, heldBack, accepted)
+      ),
       Effect.flatMap((outcome) => {
+        // The held records were not sent: the partition was taken away meanwhile.
+        if (outcome === undefined) return Effect.void
         const done = deliveredBatch(batch, outcome)
         const { counters } = run
         counters.sent += outcome.sent

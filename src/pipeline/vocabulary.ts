@@ -175,6 +175,13 @@ export interface BatchCut {
   /** The child indexes of the first and last records, when they are children of a `flatMap`. */
   readonly firstChild?: number | undefined
   readonly lastChild?: number | undefined
+  /**
+   * The batch went in two parts (`internal/parts.ts`): the offsets of the records of its
+   * second part, those that waited for an earlier batch holding their keys. Recorded before
+   * the first part is sent, so after a restart the batch goes in the same parts, under the
+   * same idempotency keys.
+   */
+  readonly held?: ReadonlyArray<number> | undefined
 }
 
 const cutKey = (cut: BatchCut) => `${cut.partition}\u0000${cut.first}\u0000${cut.firstChild ?? ""}`
@@ -292,6 +299,8 @@ export interface Batch {
   readonly closedBy: "count" | "bytes" | "linger" | "end" | "recorded"
   /** Its request body's length in bytes. */
   readonly bytes: number
+  /** Closed at a recorded cut that says it went in parts: the offsets of its second part. */
+  readonly held?: ReadonlyArray<number> | undefined
 }
 
 /**

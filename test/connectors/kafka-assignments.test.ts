@@ -88,6 +88,9 @@ describe("Kafka assignments", () => {
     expect(s.committed).toBe(20)
     expect(s.cuts.map((c) => c.first)).toEqual([20, 30])
     expect(offsetsToWrite([s])).toEqual([{ topic: "orders", partition: 0, offset: 20, metadata: encodeCuts(s.cuts, 20) }])
+    // A batch going in parts records its cut again, with the split: it replaces the cut.
+    addCuts(byName, [{ partition: "orders:0", first: 30, last: 39, held: [33] }])
+    expect(s.cuts).toEqual([{ partition: "orders:0", first: 20, last: 29 }, { partition: "orders:0", first: 30, last: 39, held: [33] }])
   })
 
   it("a partition's run identity: fresh without our commit, kept from its metadata, none for metadata of before runs", () => {

@@ -81,6 +81,15 @@ describe("batch cuts in the committed offset's metadata", () => {
     expect(Kafka.decodeCuts(Kafka.encodeCuts([], 5), 5, "t:0")).toEqual([])
   })
 
+  it("a batch that went in parts carries the offsets of its second part; a reader of before reads the cut alone", () => {
+    const cuts = [{ partition: "t:0", first: 1100, last: 1199, held: [1100, 1150, 1199] }, { partition: "t:0", first: 1200, last: 1299 }]
+    const metadata = Kafka.encodeCuts(cuts, 1100)
+    expect(metadata).toBe("t1:0+2r~0~1e~2r,2s+2r")
+    expect(Kafka.decodeCuts(metadata, 1100, "t:0")).toEqual(cuts)
+    // What a reader without parts made of it: parseInt stops at the first character it cannot read.
+    expect(parseInt("2r~0~1e~2r", 36)).toBe(99)
+  })
+
   it("metadata written by another tool, or none, is no cuts", () => {
     expect(Kafka.decodeCuts("written by another tool", 5, "t:0")).toEqual([])
     expect(Kafka.decodeCuts(null, 5, "t:0")).toEqual([])

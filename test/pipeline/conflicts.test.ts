@@ -37,7 +37,15 @@ describe("Conflicts", () => {
         while (done.size < input.length) {
           const arriving = added < input.length ? 1 + ((arrivals + added) % 3) : 0
           for (let n = 0; n < arriving && added < input.length; n++) {
+            // Blocked: exactly the keys an earlier unfinished batch of the partition holds (the
+            // records of the other keys may go at once).
+            const held = new Set(
+              input.slice(0, added).flatMap((b, j) => (!done.has(j) && b.partition === input[added]!.partition ? b.keys : []))
+            )
+            const blocked = conflicts.blocked(input[added]!.partition, input[added]!.keys)
+            expect([...(blocked ?? [])].sort()).toEqual(input[added]!.keys.filter((key) => held.has(key)).sort())
             const ticket = conflicts.add(added, input[added]!.partition, input[added]!.keys)
+            expect(conflicts.ready(ticket)).toBe(blocked === undefined)
             tickets.push(ticket)
             added++
             if (conflicts.ready(ticket)) start(ticket)

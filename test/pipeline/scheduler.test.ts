@@ -27,6 +27,7 @@ describe("the scheduler", () => {
       const scheduler = yield* makeScheduler<never>({
         bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
         release: "terminal",
+        recordParts: () => Effect.void,
         deliver: (batch, accepted) =>
           Effect.zipRight(
             accepted,
@@ -54,6 +55,7 @@ describe("the scheduler", () => {
       const scheduler = yield* makeScheduler<never>({
         bound: { batches: 10, bytes: 1_000_000, unsent: 2 },
         release: "terminal",
+        recordParts: () => Effect.void,
         deliver: (batch, accepted) =>
           Effect.gen(function*() {
             order.push(`start ${batch.fromSeq}`)
@@ -68,5 +70,162 @@ describe("the scheduler", () => {
       yield* scheduler.finished
       expect(order.indexOf("end 0")).toBeLessThan(order.indexOf("start 1"))
       expect(order.indexOf("start 2")).toBeLessThan(order.indexOf("end 1"))
+    }))
+
+  it.scopedLive("a batch sharing only some keys with an unfinished earlier one sends the others at once, and the shared ones after it ends", () =>
+    Effect.gen(function*() {
+      const sent: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const scheduler = yield* makeScheduler<never>({
+        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+        release: "terminal",
+        recordParts: () => Effect.void,
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            const keys = (records: ReadonlyArray<{ readonly key?: unknown }>) => records.map((r) => String(r.key)).join(",")
+            if (heldBack === undefined) {
+              sent.push(`${batch.fromSeq}: ${keys(batch.records)}`)
+              yield* accepted
+              if (batch.fromSeq === 0) yield* Deferred.await(first) // the earlier batch stays unfinished
+              return
+            }
+            const free = batch.records.filter((r) => !heldBack.offsets.has(r.position.offset))
+            const held = batch.records.filter((r) => heldBack.offsets.has(r.position.offset))
+            sent.push(`${batch.fromSeq} now: ${keys(free)}`)
+            expect(yield* heldBack.ready).toBe(true)
+            sent.push(`${batch.fromSeq} later: ${keys(held)}`)
+            yield* accepted
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["c", "a", "d"]))
+      yield* Effect.sleep("50 millis")
+      expect(sent).toEqual(["0: a,b", "2 now: c,d"])
+      expect(scheduler.waiting()).toBe(1)
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      expect(sent).toEqual(["0: a,b", "2 now: c,d", "2 later: a"])
+      expect(scheduler.waiting()).toBe(0)
+    }))
+
+  it.scopedLive("a batch whose every key is held waits whole; a drained partition's held records are not sent", () =>
+    Effect.gen(function*() {
+      const calls: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const scheduler = yield* makeScheduler<never>({
+        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+        release: "terminal",
+        recordParts: () => Effect.void,
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
+            if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* heldBack.ready}`)
+            yield* accepted
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["b", "a"])) // every key held: waits whole
+      yield* scheduler.admit(batchOf("p", 4, ["a", "z"])) // partly: z goes now
+      yield* Effect.sleep("50 millis")
+      expect(calls).toEqual(["0 whole", "4 in parts"])
+      yield* Effect.fork(scheduler.drain("p", Duration.seconds(5)))
+      yield* Effect.sleep("20 millis")
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      // 2 was never started (drained); 4's held records see the partition gone.
+      expect(calls).toEqual(["0 whole", "4 in parts", "4 held may go: false"])
+    }))
+
+  it.scopedLive("later batches wait for the part that holds their key, not for the whole batch: a held part does not chain the rest", () =>
+    Effect.gen(function*() {
+      const sent: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const keys = (records: ReadonlyArray<{ readonly key?: unknown }>) => records.map((r) => String(r.key)).join(",")
+      const scheduler = yield* makeScheduler<never>({
+        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+        release: "terminal",
+        recordParts: () => Effect.void,
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            if (heldBack === undefined) {
+              sent.push(`${batch.fromSeq}: ${keys(batch.records)}`)
+              yield* accepted
+              if (batch.fromSeq === 0) yield* Deferred.await(first)
+              return
+            }
+            sent.push(`${batch.fromSeq} now: ${keys(batch.records.filter((r) => !heldBack.offsets.has(r.position.offset)))}`)
+            yield* heldBack.freeAccepted
+            yield* Effect.sleep("10 millis") // the free part's ingestion ends
+            yield* heldBack.freeEnded
+            yield* heldBack.ready
+            sent.push(`${batch.fromSeq} later: ${keys(batch.records.filter((r) => heldBack.offsets.has(r.position.offset)))}`)
+            yield* accepted
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"])) // stays unfinished
+      yield* scheduler.admit(batchOf("p", 2, ["a", "c"])) // c now, a after 0
+      yield* scheduler.admit(batchOf("p", 4, ["c", "d"])) // c after 2's free part only
+      yield* Effect.sleep("100 millis")
+      expect(sent).toEqual(["0: a,b", "2 now: c", "4 now: d", "4 later: c"])
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      expect(sent.slice(4)).toEqual(["2 later: a"])
+    }))
+
+  it.scopedLive("a split is recorded (the cut with the offsets of the held records) before either part goes", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const scheduler = yield* makeScheduler<never>({
+        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+        release: "terminal",
+        recordParts: (cut) =>
+          Effect.zipRight(Effect.sleep("20 millis"), Effect.sync(() => events.push(`recorded ${cut.first}..${cut.last} held ${cut.held}`))),
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
+            yield* accepted
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+            if (heldBack !== undefined) yield* heldBack.ready
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["c", "a", "d"]))
+      // admit came back once the split was recorded; the parts start after that.
+      expect(events).toEqual(["0 whole", "recorded 2..4 held 3"])
+      yield* Effect.sleep("20 millis")
+      expect(events).toEqual(["0 whole", "recorded 2..4 held 3", "2 in parts"])
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+    }))
+
+  it.scopedLive("a batch closed at a recorded cut goes as it went before: in its recorded parts even when nothing holds its keys, whole when nothing was recorded", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const scheduler = yield* makeScheduler<never>({
+        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+        release: "terminal",
+        recordParts: (cut) => Effect.sync(() => events.push(`recorded ${cut.first}`)),
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : `in parts, held ${[...heldBack.offsets]}`}`)
+            yield* accepted
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+          })
+      })
+      // Recorded in parts, nothing holds its keys now: still in the same parts.
+      yield* scheduler.admit({ ...batchOf("q", 10, ["x", "y", "z"]), closedBy: "recorded", held: [11] })
+      // Recorded whole while an earlier batch holds one of its keys: waits whole, never split.
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit({ ...batchOf("p", 2, ["c", "a"]), closedBy: "recorded" })
+      // Recorded in parts while an earlier batch holds a key of its first part: both parts wait.
+      yield* scheduler.admit({ ...batchOf("p", 4, ["b", "e"]), closedBy: "recorded", held: [5] })
+      yield* Effect.sleep("50 millis")
+      expect(events).toEqual(["10 in parts, held 11", "0 whole"])
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      expect(events.slice(2).sort()).toEqual(["2 whole", "4 in parts, held 5"])
     }))
 })

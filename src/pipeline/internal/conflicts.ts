@@ -15,6 +15,11 @@
  * those holders only (the holders themselves depend on theirs), so a chain of updates of one
  * key costs one edge per batch, not one per pair.
  *
+ * A batch only some of whose keys are held goes as two tickets (`blocked` tells which keys,
+ * before it is added): one of the free keys, which goes at once, and one of the held keys,
+ * which waits; later batches wait for the ticket that holds their key, not for the whole
+ * batch, so a key shared now and then between neighbouring batches does not chain them all.
+ *
  * A key's holder is not removed when it is done: a done holder makes no one wait, and the next
  * batch with the key takes its place. The done holders are swept out once they could make up
  * half of a partition's map, and the map goes when none of its tickets is pending. Deleting each key when its batch ended was a third of this
@@ -87,6 +92,22 @@ export class Conflicts<A> {
     }
     if (byKey.size >= held.sweepAt) sweep(held)
     return ticket
+  }
+
+  /**
+   * Of `keys`, those an earlier ticket of the partition not yet done holds (none: a ticket of
+   * them would go at once). The scheduler asks before adding a batch, to send the records of
+   * the other keys apart (`parts.ts`).
+   */
+  blocked(partition: string, keys: ReadonlyArray<KeyValue>): Set<KeyValue> | undefined {
+    const byKey = this.holders.get(partition)?.byKey
+    if (byKey === undefined) return undefined
+    let blocked: Set<KeyValue> | undefined
+    for (let i = 0; i < keys.length; i++) {
+      const holder = byKey.get(keys[i]!)
+      if (holder !== undefined && !holder.done) (blocked ??= new Set()).add(keys[i]!)
+    }
+    return blocked
   }
 
   /** Keys held by a partition's map, done holders included (for tests of the sweep). */

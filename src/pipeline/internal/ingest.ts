@@ -67,7 +67,9 @@ export const idempotencyKey = (
   last: number,
   children?: { readonly firstChild: number | undefined; readonly lastChild: number | undefined },
   /** The run's identity: another run over the same records gets other keys (none: as before runs had one). */
-  run?: string | undefined
+  run?: string | undefined,
+  /** Which of a batch's records these are, when the batch goes in parts (`parts.ts`). */
+  part?: string | undefined
 ) => {
   // As text: the number 42 and the CLI's "42" name the same dataset and give the same keys.
   const name: Array<string | number | null> = [String(datasetId), sourceName, partition, first, last]
@@ -75,6 +77,7 @@ export const idempotencyKey = (
     name.push(children.firstChild ?? null, children.lastChild ?? null)
   }
   if (run !== undefined) name.push(`run:${run}`)
+  if (part !== undefined) name.push(`part:${part}`)
   return uuidV5(JSON.stringify(name))
 }
 
@@ -142,21 +145,22 @@ const refusedAll = (records: ReadonlyArray<BatchRecord>, reason: Problem): Reado
 /**
  * Posts a partition's records: one ingestion, or several when the service finds the body too
  * large (each half under its own key, derived the same way, so the split repeats after a
- * restart).
+ * restart). `part` names which of a batch's records these are when it goes in parts; it goes
+ * into the keys.
  *
  * @since 0.2.0
  * @category constructors
  */
 export const makePost = (options: PostOptions) => {
   const { wire, datasetId, sourceName } = options
-  const post = (partition: string, records: ReadonlyArray<BatchRecord>): Effect.Effect<Posted, PostFailure> => {
+  const post = (partition: string, records: ReadonlyArray<BatchRecord>, part?: string): Effect.Effect<Posted, PostFailure> => {
     const first = records[0]!.position
     const last = records[records.length - 1]!.position
     const key = wire.api === "v2"
       ? idempotencyKey(datasetId, sourceName, partition, first.offset, last.offset, {
         firstChild: first.child?.index,
         lastChild: last.child?.index
-      }, options.runOf?.(partition))
+      }, options.runOf?.(partition), part)
       : null
     const exchange = Effect.zipRight(key === null ? Effect.void : Effect.annotateCurrentSpan("tributary.idempotency_key", key), options.exchanges({
       method: "POST",
@@ -178,7 +182,7 @@ export const makePost = (options: PostOptions) => {
           }
           const middle = Math.ceil(records.length / 2)
           return Effect.map(
-            Effect.all([post(partition, records.slice(0, middle)), post(partition, records.slice(middle))]),
+            Effect.all([post(partition, records.slice(0, middle), part), post(partition, records.slice(middle), part)]),
             ([a, b]) => ({ accepted: [...a.accepted, ...b.accepted], refused: [...a.refused, ...b.refused] })
           )
         }

@@ -5,6 +5,12 @@
  * delivery (post, follow, complete) on a fiber of its own, knowing which partition each
  * belongs to (to drain a revoked one).
  *
+ * A batch only some of whose records share keys with an earlier unfinished batch goes in two
+ * parts (`parts.ts`): the others at once, those once the earlier batch is terminal. The split
+ * is recorded with the batch's cut before either part goes; a batch closed at a recorded cut
+ * that went in parts goes in the same parts again, both once every earlier batch it conflicts
+ * with is terminal (the order a fresh split keeps, with less overlap, only after a restart).
+ *
  * The bound on pending batches is the pull loop's back-pressure: `admit` waits for room.
  * Requests in flight are bounded apart, by the concurrency limit around the exchanges, so a
  * batch that is followed to its end holds no place among them.
@@ -17,8 +23,10 @@
  * @internal
  */
 import { Cause, Deferred, Duration, Effect, Exit, Fiber, FiberId, FiberSet, type Scope } from "effect"
-import type { Batch, KeyValue } from "../vocabulary.js"
+import { batchCut } from "../batch.js"
+import type { Batch, BatchCut, KeyValue } from "../vocabulary.js"
 import { Conflicts, type Ticket } from "./conflicts.js"
+import { type HeldBack, heldOffsets } from "./parts.js"
 
 /**
  * How much may be pending at once.
@@ -53,8 +61,11 @@ export type OrderRelease = "terminal" | "accepted"
  * @category models
  */
 export interface Scheduler<E> {
-  /** Waits for room, then enters the batch; its delivery starts when nothing earlier conflicts. */
-  readonly admit: (batch: Batch) => Effect.Effect<void>
+  /**
+   * Waits for room, then enters the batch; its delivery starts when nothing earlier conflicts
+   * (fails when a split could not be recorded).
+   */
+  readonly admit: (batch: Batch) => Effect.Effect<void, E>
   /**
    * Starts nothing more of the partition, drops its batches still waiting, and waits for its
    * deliveries under way; those still running after `timeout` are interrupted.
@@ -78,8 +89,14 @@ interface Slot {
   fiber: Fiber.RuntimeFiber<void, unknown> | undefined
   /** Still holds its place among the unsent batches. */
   unsent: boolean
-  /** Held back by an earlier conflicting batch now. */
+  /** Held back by an earlier conflicting batch now (whole, or the records of its shared keys). */
   waiting: boolean
+  /**
+   * Only some of its records are held back (`parts.ts`): the keys held, and the ticket of the
+   * others, which go at once and are done when their part is (the slot's own ticket is the
+   * held part's).
+   */
+  parts: { readonly held: ReadonlySet<number>; readonly free: Ticket<Slot> | undefined } | undefined
   started: boolean
   readonly permits: number
 }
@@ -180,8 +197,13 @@ export class PendingRoom {
 export const makeScheduler = <E>(options: {
   readonly bound: PendingBound
   readonly release: OrderRelease
-  /** Delivers a batch; runs `accepted` once the service took it (or refused it). */
-  readonly deliver: (batch: Batch, accepted: Effect.Effect<void>) => Effect.Effect<void, E>
+  /**
+   * Delivers a batch; runs `accepted` once the service took it (or refused it). With
+   * `heldBack`, the batch's records of those keys must wait for its `ready`; the others may go.
+   */
+  readonly deliver: (batch: Batch, accepted: Effect.Effect<void>, heldBack: HeldBack | undefined) => Effect.Effect<void, E>
+  /** Records a batch's cut with the split it goes in, before either part is sent. */
+  readonly recordParts: (cut: BatchCut) => Effect.Effect<void, E>
 }): Effect.Effect<Scheduler<E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const conflicts = new Conflicts<Slot>()
@@ -226,20 +248,36 @@ export const makeScheduler = <E>(options: {
       }
       const unsentPlace = slot.unsent
       slot.unsent = false
+      if (slot.parts?.free !== undefined) free(conflicts.done(slot.parts.free))
       free(conflicts.done(ticket))
       room.leave(slot.permits, unsentPlace)
     }
 
     const deliverWhenReady = (ticket: Ticket<Slot>): Effect.Effect<void, E> => {
-      const go = Effect.suspend(() => {
-        ticket.item.started = true
-        return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket))
-      })
       const ready = ticket.item.ready
-      return ready === undefined ? go : Effect.zipRight(Deferred.await(ready), go)
+      const go = (heldBack: HeldBack | undefined) =>
+        Effect.suspend(() => {
+          ticket.item.started = true
+          return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket), heldBack)
+        })
+      const parts = ticket.item.parts
+      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(Deferred.await(ready), go(undefined))
+      // Recorded in parts: one ticket for the whole batch; both parts go once it may.
+      const whole = parts.free === undefined
+      const freeTicket = parts.free
+      const freeDone = freeTicket === undefined ? Effect.void : Effect.sync(() => free(conflicts.done(freeTicket)))
+      const heldBack: HeldBack = {
+        offsets: parts.held,
+        ready: whole || ready === undefined
+          ? Effect.sync(() => !closed.has(ticket.partition))
+          : Effect.map(Deferred.await(ready), () => !closed.has(ticket.partition)),
+        freeAccepted: options.release === "accepted" ? freeDone : Effect.void,
+        freeEnded: freeDone
+      }
+      return whole && ready !== undefined ? Effect.zipRight(Deferred.await(ready), go(heldBack)) : go(heldBack)
     }
 
-    const admit = (batch: Batch): Effect.Effect<void> =>
+    const admit = (batch: Batch): Effect.Effect<void, E> =>
       Effect.suspend(() => {
         const permits = kibibytes(batch.bytes)
         return Effect.zipRight(
@@ -247,28 +285,50 @@ export const makeScheduler = <E>(options: {
           Effect.suspend(() => {
             room.enter(permits)
             closed.delete(batch.partition)
-            const slot: Slot = { batch, ready: undefined, fiber: undefined, unsent: true, waiting: false, started: false, permits }
-            const ticket = conflicts.add(slot, batch.partition, batchKeys(batch))
-            if (!conflicts.ready(ticket)) {
-              slot.ready = Deferred.unsafeMake<void>(FiberId.none)
-              slot.waiting = true
-              waiting++
+            const slot: Slot = { batch, ready: undefined, fiber: undefined, unsent: true, waiting: false, parts: undefined, started: false, permits }
+            const keys = batchKeys(batch)
+            if (batch.held !== undefined) {
+              slot.parts = { held: new Set(batch.held), free: undefined }
+              return enter(slot, conflicts.add(slot, batch.partition, keys))
             }
-            let tickets = byPartition.get(batch.partition)
-            if (tickets === undefined) byPartition.set(batch.partition, tickets = new Set())
-            tickets.add(ticket)
-            const work = Effect.onExit(deliverWhenReady(ticket), (exit) =>
-              Effect.sync(() => {
-                // Recorded before the batch's room comes back, so no failure can go unseen.
-                if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) Deferred.unsafeDone(failed, Exit.failCause(exit.cause))
-                finish(ticket)
-              }))
-            return Effect.map(FiberSet.run(running, work), (fiber) => {
-              slot.fiber = fiber
-            })
+            const blocked = keys.length === 0 || batch.closedBy === "recorded" ? undefined : conflicts.blocked(batch.partition, keys)
+            const offsets = blocked === undefined ? undefined : heldOffsets(batch.records, blocked)
+            if (offsets === undefined) return enter(slot, conflicts.add(slot, batch.partition, keys))
+            // Recorded before either part goes (nothing else is admitted meanwhile: admission is
+            // one at a time; a holder that ends meanwhile only lets the held part go sooner).
+            return Effect.zipRight(
+              options.recordParts({ ...batchCut(batch), held: offsets }),
+              Effect.suspend(() => {
+                // Two tickets: the free keys' first (it goes at once), then the held keys' (it waits).
+                const freeTicket = conflicts.add(slot, batch.partition, keys.filter((key) => !blocked!.has(key)))
+                slot.parts = { held: new Set(offsets), free: freeTicket }
+                return enter(slot, conflicts.add(slot, batch.partition, [...blocked!]))
+              })
+            )
           })
         )
       })
+
+    const enter = (slot: Slot, ticket: Ticket<Slot>): Effect.Effect<void> => {
+      const batch = slot.batch
+      if (!conflicts.ready(ticket)) {
+        slot.ready = Deferred.unsafeMake<void>(FiberId.none)
+        slot.waiting = true
+        waiting++
+      }
+      let tickets = byPartition.get(batch.partition)
+      if (tickets === undefined) byPartition.set(batch.partition, tickets = new Set())
+      tickets.add(ticket)
+      const work = Effect.onExit(deliverWhenReady(ticket), (exit) =>
+        Effect.sync(() => {
+          // Recorded before the batch's room comes back, so no failure can go unseen.
+          if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) Deferred.unsafeDone(failed, Exit.failCause(exit.cause))
+          finish(ticket)
+        }))
+      return Effect.map(FiberSet.run(running, work), (fiber) => {
+        slot.fiber = fiber
+      })
+    }
 
     return {
       admit,
@@ -293,7 +353,7 @@ export const makeScheduler = <E>(options: {
       finished: room.until(() => room.admitted === 0),
       failed: Deferred.await(failed),
       hasFailed: Deferred.isDone(failed),
-      admitted: () => conflicts.size,
+      admitted: () => room.admitted,
       waiting: () => waiting
     }
   })

@@ -259,6 +259,21 @@ export const offsetsToWrite = (partitions: ReadonlyArray<PartitionState>): Array
   })
 
 /**
+ * Whether a batch's split may go into the partition's metadata: splits take room only while
+ * the metadata, with it, stays within half of what fits, so the cuts of batches that go whole
+ * always have the other half (a split adds about three characters per held record).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const roomForParts = (state: PartitionState | undefined, cut: BatchCut): boolean => {
+  if (state === undefined) return false
+  const base = commitBase(state) ?? cut.first
+  const others = state.cuts.filter((c) => c.first !== cut.first || c.firstChild !== cut.firstChild)
+  return encodeCuts([...others, cut], Math.min(base, cut.first), state.run).length <= maxMetadataLength / 2
+}
+
+/**
  * Why `offsets` cannot be written (a partition's cuts are too long for the metadata), or
  * undefined when they can.
  *

@@ -42,6 +42,7 @@ import {
   offsetsToWrite,
   oversizedMetadata,
   type PartitionState,
+  roomForParts,
   takeFetched
 } from "./assignments.js"
 import { type Decoder, defaultMaxValueBytes, type KafkaResume, messageElement, partitionName, parsePartitionName } from "./codec.js"
@@ -149,6 +150,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
 
     const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({
       recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
+      roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
       commit: (position: Position) =>
         Effect.suspend(() => {
           const s = byName.get(position.partition)

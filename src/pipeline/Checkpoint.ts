@@ -85,6 +85,12 @@ export interface CheckpointStore {
    * runs without an identity: its keys are those of the source's coordinates alone.
    */
   readonly writeRun?: ((run: RunRecord) => Effect.Effect<void, CheckpointError>) | undefined
+  /**
+   * Whether a batch's cut with its split (`BatchCut.held`) may be recorded: a store with
+   * little room (Kafka's offset metadata) says no while it is filling up, and the batch then
+   * goes whole. Without it, always.
+   */
+  readonly roomForParts?: ((cut: BatchCut) => boolean) | undefined
 }
 
 const withCommit = (checkpoint: Checkpoint, position: Position): Checkpoint => ({

@@ -10,8 +10,10 @@ import {
   commitBase,
   committedPosition,
   loadCommitted,
+  maxMetadataLength,
   offsetsToWrite,
   oversizedMetadata,
+  roomForParts,
   takeFetched
 } from "../../connectors/kafka/assignments.js"
 import { encodeCuts } from "../../connectors/kafka/codec.js"
@@ -91,6 +93,14 @@ describe("Kafka assignments", () => {
     // A batch going in parts records its cut again, with the split: it replaces the cut.
     addCuts(byName, [{ partition: "orders:0", first: 30, last: 39, held: [33] }])
     expect(s.cuts).toEqual([{ partition: "orders:0", first: 20, last: 29 }, { partition: "orders:0", first: 30, last: 39, held: [33] }])
+    // Splits take room only while the metadata stays within half of what fits.
+    expect(roomForParts(s, { partition: "orders:0", first: 30, last: 39, held: [31] })).toBe(true)
+    for (let i = 0; i < 50; i++) {
+      addCuts(byName, [{ partition: "orders:0", first: 100 + i * 100, last: 199 + i * 100, held: Array.from({ length: 15 }, (_, j) => 100 + i * 100 + j * 6) }])
+    }
+    expect(offsetsToWrite([s])[0]!.metadata.length).toBeGreaterThan(maxMetadataLength / 2)
+    expect(roomForParts(s, { partition: "orders:0", first: 5000, last: 5099, held: [5001] })).toBe(false)
+    expect(roomForParts(undefined, { partition: "orders:9", first: 0, last: 1, held: [1] })).toBe(false)
   })
 
   it("a partition's run identity: fresh without our commit, kept from its metadata, none for metadata of before runs", () => {

@@ -228,4 +228,29 @@ describe("the scheduler", () => {
       yield* scheduler.finished
       expect(events.slice(2).sort()).toEqual(["2 whole", "4 in parts, held 5"])
     }))
+
+  it.scopedLive("without room to record a split (the store says no), a partly held batch waits whole", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const scheduler = yield* makeScheduler<never>({
+        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+        release: "terminal",
+        recordParts: (cut) => Effect.sync(() => events.push(`recorded ${cut.first}`)),
+        roomForParts: () => false,
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
+            yield* accepted
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["c", "a", "d"]))
+      yield* Effect.sleep("30 millis")
+      expect(events).toEqual(["0 whole"])
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      expect(events).toEqual(["0 whole", "2 whole"])
+    }))
 })

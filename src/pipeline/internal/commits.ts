@@ -87,6 +87,12 @@ export class Commits {
     return Effect.forEach(byWriter, ([writer, list]) => writer.recordCuts(list), { discard: true })
   }
 
+  /** Whether a batch's cut with its split may be recorded (the writer has room for it). */
+  roomForParts(cut: BatchCut): boolean {
+    const writer = this.writerOf(cut.partition)
+    return writer !== undefined && (writer.roomForParts?.(cut) ?? true)
+  }
+
   /** A unit is delivered: its partition's commit may move. */
   delivered(done: DeliveredUnit): void {
     if (this.given.has(done.partition)) return

@@ -204,6 +204,8 @@ export const makeScheduler = <E>(options: {
   readonly deliver: (batch: Batch, accepted: Effect.Effect<void>, heldBack: HeldBack | undefined) => Effect.Effect<void, E>
   /** Records a batch's cut with the split it goes in, before either part is sent. */
   readonly recordParts: (cut: BatchCut) => Effect.Effect<void, E>
+  /** Whether there is room to record a split (none: the batch goes whole); default yes. */
+  readonly roomForParts?: ((cut: BatchCut) => boolean) | undefined
 }): Effect.Effect<Scheduler<E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const conflicts = new Conflicts<Slot>()
@@ -303,15 +305,16 @@ export const makeScheduler = <E>(options: {
             }
             const blocked = keys.length === 0 || batch.closedBy === "recorded" ? undefined : conflicts.blocked(batch.partition, keys)
             const offsets = blocked === undefined ? undefined : heldOffsets(batch.records, blocked)
-            if (offsets === undefined) return enter(slot, conflicts.add(slot, batch.partition, keys))
+            const cut = offsets === undefined ? undefined : { ...batchCut(batch), held: offsets }
+            if (cut === undefined || options.roomForParts?.(cut) === false) return enter(slot, conflicts.add(slot, batch.partition, keys))
             // Recorded before either part goes (nothing else is admitted meanwhile: admission is
             // one at a time; a holder that ends meanwhile only lets the held part go sooner).
             return Effect.zipRight(
-              options.recordParts({ ...batchCut(batch), held: offsets }),
+              options.recordParts(cut),
               Effect.suspend(() => {
                 // Two tickets: the free keys' first (it goes at once), then the held keys' (it waits).
                 const freeTicket = conflicts.add(slot, batch.partition, keys.filter((key) => !blocked!.has(key)))
-                slot.parts = { held: new Set(offsets), free: freeTicket }
+                slot.parts = { held: new Set(cut.held), free: freeTicket }
                 return enter(slot, conflicts.add(slot, batch.partition, [...blocked!]))
               })
             )

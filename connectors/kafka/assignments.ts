@@ -14,7 +14,7 @@
  * generations in between, in which another member may have held the partition and committed
  * past the old state. The old state written over that commit made the next owner read an older
  * offset with older cuts and cut that member's batches anew, under other keys: stored twice
- * (seen in the chaos test with the machine's cores held by busy loops).
+ * (`test/cli/sink-paused.test.ts`, `test/connectors/kafka-fencing.test.ts`).
  *
  * @since 0.2.0
  */

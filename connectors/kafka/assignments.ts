@@ -6,8 +6,15 @@
  *
  * A generation starts with each assignment (`assign`, after `revokeAll`): its number is the
  * epoch its writers and `owned` checks carry. kafkajs gives no way to hold a member back from
- * re-joining, so a write of an older epoch is allowed only while no newer generation has
- * formed, or when the partition came back to this member in the newest one.
+ * re-joining, and it writes with the generation it holds when a request goes out, which the
+ * broker takes for any partition, this member's or not: so a write of an epoch is made only
+ * while no newer generation has formed and the broker has not refused one of its writes as
+ * fenced. Not even for a partition that came back in the newest generation: a member the group
+ * dropped (starved past its session timeout) or whose sync was refused never saw the
+ * generations in between, in which another member may have held the partition and committed
+ * past the old state. The old state written over that commit made the next owner read an older
+ * offset with older cuts and cut that member's batches anew, under other keys: stored twice
+ * (`test/cli/sink-paused.test.ts`, `test/connectors/kafka-fencing.test.ts`).
  *
  * @since 0.2.0
  */
@@ -87,7 +94,8 @@ export const maxMetadataLength = 4000
 export class Assignments {
   private readonly held = new Map<string, PartitionState>()
   private joins = 0
-  private latest: ReadonlySet<string> = new Set()
+  /** The newest epoch the broker refused a write of as fenced: it is over for this member. */
+  private fenced = 0
 
   /** The partition held under `name`, if any. */
   get(name: string): PartitionState | undefined {
@@ -104,14 +112,17 @@ export class Assignments {
     return this.joins === epoch
   }
 
-  /** A write of generation `epoch` for partition `name` is still this member's to make. */
-  mayWrite(name: string, epoch: number): boolean {
-    return this.joins === epoch || this.latest.has(name)
+  /**
+   * A write of generation `epoch` is still this member's to make: no newer generation has
+   * formed, and the broker has not refused one of its writes as fenced.
+   */
+  mayWrite(epoch: number): boolean {
+    return this.joins === epoch && this.fenced < epoch
   }
 
   /** Whether the run may still send for `state` (asked before each batch goes out). */
   owned(state: PartitionState, epoch: number): boolean {
-    return state.status === "live" && this.mayWrite(state.name, epoch)
+    return state.status === "live" && this.mayWrite(epoch)
   }
 
   /**
@@ -131,20 +142,21 @@ export class Assignments {
   /** A new generation holding `partitions`, all pending: its epoch and their states. */
   assign(partitions: ReadonlyArray<TopicPartition>): { readonly epoch: number; readonly fresh: ReadonlyArray<PartitionState> } {
     this.joins++
-    this.latest = new Set(partitions.map((p) => partitionName(p.topic, p.partition)))
     const fresh = partitions.map(({ partition, topic }) => pending(topic, partition))
     for (const s of fresh) this.held.set(s.name, s)
     return { epoch: this.joins, fresh }
   }
 
   /**
-   * Whether a failed commit of `partitions` in generation `epoch` is left to their next owner:
-   * one of them is no longer this member's, or the broker refused the write as fenced and a
-   * newer generation has formed.
+   * Whether a failed write of generation `epoch` is left to the next owner: a newer generation
+   * has formed, or the broker refused the write as fenced. A fenced refusal ends the epoch at
+   * once, though kafkajs may not know yet (a member the group dropped learns it at its next
+   * heartbeat): nothing more is sent or written for it, and what it recorded and sent is the
+   * next owner's to send again, from the last commit that landed.
    */
-  leftToNextOwner(partitions: ReadonlyArray<PartitionState>, epoch: number, errorType: string | undefined): boolean {
-    const stillOurs = partitions.every((s) => this.mayWrite(s.name, epoch))
-    return !stillOurs || (errorType !== undefined && fencedTypes.has(errorType) && !this.isCurrent(epoch))
+  leftToNextOwner(epoch: number, errorType: string | undefined): boolean {
+    if (errorType !== undefined && fencedTypes.has(errorType)) this.fenced = Math.max(this.fenced, epoch)
+    return !this.mayWrite(epoch)
   }
 }
 

@@ -14,9 +14,10 @@
  *   partition): as soon as kafkajs says the group is rebalancing, nothing more is sent for the
  *   partitions; the run drains their batches in flight and commits. kafkajs gives no way to
  *   hold the member back from re-joining meanwhile, so a commit is written only while it is
- *   still this member's to write: before the group's next generation is formed, or when the
- *   partition came back to this member. A partition that went elsewhere is resent by its new
- *   owner from the last commit, under the same keys. A returning partition's new assignment
+ *   still this member's to write: before the group's next generation is formed (not after,
+ *   even when the partition came back: see `assignments.ts`), and until the broker refuses one
+ *   as fenced. What landed after that is resent by the partition's next owner (this member
+ *   too) from the last commit, under the same keys. A returning partition's new assignment
  *   waits until the old one is drained.
  * - `stop` ends the source (no more fetching): the run then delivers what it read and commits.
  *
@@ -133,19 +134,28 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
 
     let consumer: GroupConsumer | undefined
 
-    /** Writes the partitions' committed offsets and cuts; retried here, only while still ours. */
+    /**
+     * Writes the partitions' committed offsets and cuts, as they are when each attempt goes
+     * out; retried here only while the generation is still this member's. Asked before every
+     * attempt, not once: kafkajs writes with the generation it holds when the request goes out,
+     * so a retry after the member joined again (a member the group dropped is refused, learns
+     * it, and joins again within the retries) wrote its old state over the next owner's commit.
+     */
     const write = (partitions: ReadonlyArray<PartitionState>, epoch: number): Effect.Effect<void, CheckpointError> => {
-      const ours = partitions.filter((s) => held.mayWrite(s.name, epoch))
-      const offsets = offsetsToWrite(ours)
-      if (offsets.length === 0) return Effect.void
       const attempt = (n: number): Effect.Effect<void, CheckpointError> =>
-        Effect.catchAll(consumer!.commit(offsets), (error) => {
-          if (held.leftToNextOwner(ours, epoch, error.type)) return Effect.void
-          if (n >= 5) return Effect.fail(new CheckpointError({ reason: error.reason, cause: error }))
-          return Effect.zipRight(Effect.sleep(`${100 * 2 ** n} millis`), attempt(n + 1))
+        Effect.suspend(() => {
+          if (!held.mayWrite(epoch)) return Effect.void
+          const offsets = offsetsToWrite(partitions)
+          if (offsets.length === 0) return Effect.void
+          const oversized = oversizedMetadata(offsets)
+          if (oversized !== undefined) return Effect.fail(new CheckpointError({ reason: oversized }))
+          return Effect.catchAll(consumer!.commit(offsets), (error) => {
+            if (held.leftToNextOwner(epoch, error.type)) return Effect.void
+            if (n >= 5) return Effect.fail(new CheckpointError({ reason: error.reason, cause: error }))
+            return Effect.zipRight(Effect.sleep(`${100 * 2 ** n} millis`), attempt(n + 1))
+          })
         })
-      const oversized = oversizedMetadata(offsets)
-      return oversized === undefined ? attempt(0) : Effect.fail(new CheckpointError({ reason: oversized }))
+      return attempt(0)
     }
 
     const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({

@@ -7,7 +7,9 @@
  *
  * A partition given up and not assigned again drops a commit or a cut that was still on its
  * way (the committer had taken it, or its last batch landed after the drain): the new owner
- * sends from the old commit under the same keys.
+ * sends from the old commit under the same keys. A commit the committer had taken goes to the
+ * writer of the assignment that delivered it, never to a later assignment's of the same
+ * partition (the source's old writer decides whether it may still write).
  *
  * @since 0.2.0
  * @internal
@@ -28,8 +30,14 @@ export class Commits {
   private readonly given = new Set<string>()
   private readonly ownership = new Map<string, () => boolean>()
   private readonly runs = new Map<string, string>()
-  /** Positions waiting to be written; the committer writes the latest of each partition. */
-  private readonly toCommit = new Map<string, Position>()
+  /**
+   * Positions waiting to be written, the latest of each partition, each with the writer of the
+   * assignment that delivered it: a flush under way may reach a partition only after it was
+   * revoked and assigned again (it writes one partition after another, and a write may retry for
+   * seconds), and an old position written through the new assignment's writer moved the new
+   * commit back, past cuts that another member had sent and forgotten since.
+   */
+  private readonly toCommit = new Map<string, { readonly position: Position; readonly writer: CheckpointWriter | undefined }>()
   /** Opened when a position comes to wait while the committer waits for one. */
   private arrived: Deferred.Deferred<void> | undefined = undefined
 
@@ -98,7 +106,7 @@ export class Commits {
     if (this.given.has(done.partition)) return
     const position = this.tracker.delivered(done.partition, done.fromSeq, done.toSeq, done.lastPosition)
     if (position === undefined) return
-    this.toCommit.set(done.partition, position)
+    this.toCommit.set(done.partition, { position, writer: this.writerOf(done.partition) })
     const arrived = this.arrived
     if (arrived !== undefined) {
       this.arrived = undefined
@@ -111,8 +119,7 @@ export class Commits {
     this.toCommit.size > 0 ? Effect.void : Deferred.await(this.arrived ??= Deferred.unsafeMake<void>(FiberId.none))
   )
 
-  private write(position: Position): Effect.Effect<void, CheckpointError> {
-    const writer = this.writerOf(position.partition)
+  private write({ position, writer }: { readonly position: Position; readonly writer: CheckpointWriter | undefined }): Effect.Effect<void, CheckpointError> {
     if (writer === undefined) return Effect.void
     return Effect.zipRight(
       writer.commit(position),
@@ -130,17 +137,17 @@ export class Commits {
    * its last commits lagged, and the next run read those rows again).
    */
   readonly flush: Effect.Effect<void, CheckpointError> = Effect.uninterruptible(Effect.suspend(() => {
-    const positions = [...this.toCommit.values()]
+    const waiting = [...this.toCommit.values()]
     this.toCommit.clear()
-    return Effect.forEach(positions, (position) => this.write(position), { discard: true })
+    return Effect.forEach(waiting, (commit) => this.write(commit), { discard: true })
   }))
 
   /** Commits what is delivered of one partition now (a revocation). */
   flushPartition(partition: string): Effect.Effect<void, CheckpointError> {
     return Effect.suspend(() => {
-      const position = this.toCommit.get(partition)
+      const commit = this.toCommit.get(partition)
       this.toCommit.delete(partition)
-      return position === undefined ? Effect.void : this.write(position)
+      return commit === undefined ? Effect.void : this.write(commit)
     })
   }
 

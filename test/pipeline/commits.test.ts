@@ -1,0 +1,50 @@
+/**
+ * The run's commits (`internal/commits.ts`) across a partition revoked and assigned again while
+ * the committer is busy writing another partition.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { CommitTracker } from "../../src/pipeline/internal/commitTracker.js"
+import { Commits } from "../../src/pipeline/internal/commits.js"
+import { makeCounters } from "../../src/pipeline/internal/progress.js"
+import type { CheckpointWriter } from "../../src/pipeline/Source.js"
+import type { DeliveredUnit, Position } from "../../src/pipeline/vocabulary.js"
+
+const writer = (name: string, log: Array<string>, before: Effect.Effect<void> = Effect.void): CheckpointWriter => ({
+  recordCuts: () => Effect.void,
+  commit: (position: Position) => Effect.zipRight(before, Effect.sync(() => log.push(`${name} ${position.partition}@${position.offset}`)))
+})
+
+const delivered = (partition: string, seq: number, offset: number): DeliveredUnit => ({
+  partition,
+  fromSeq: seq,
+  toSeq: seq,
+  lastPosition: { partition, offset },
+  letters: [],
+  outcome: undefined
+})
+
+describe("commits", () => {
+  it.effect("a commit taken before its partition was revoked and assigned again goes to the old assignment's writer, not the new one's", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const slow = yield* Deferred.make<void>()
+      const commits = new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+      commits.assign([
+        { partition: "p1", committed: undefined, cuts: [], checkpoint: writer("p1", log, Deferred.await(slow)) },
+        { partition: "p0", committed: undefined, cuts: [], checkpoint: writer("old", log) }
+      ])
+      commits.delivered(delivered("p1", 0, 0))
+      commits.delivered(delivered("p0", 0, 7))
+      // The committer takes both and writes p1 first, which takes its time.
+      const flushing = yield* Effect.fork(commits.flush)
+      yield* Effect.yieldNow()
+      // Meanwhile p0 is revoked (nothing waits for it any more) and assigned again.
+      yield* commits.flushPartition("p0")
+      commits.forget("p0")
+      commits.assign([{ partition: "p0", committed: { partition: "p0", offset: 3 }, cuts: [], checkpoint: writer("new", log) }])
+      yield* Deferred.succeed(slow, undefined)
+      yield* Fiber.join(flushing)
+      expect(log).toEqual(["p1 p1@0", "old p0@7"])
+    }))
+})

@@ -7,9 +7,10 @@
  *
  * A batch only some of whose records share keys with an earlier unfinished batch goes in two
  * parts (`parts.ts`): the others at once, those once the earlier batch is terminal. The split
- * is recorded with the batch's cut before either part goes; a batch closed at a recorded cut
- * that went in parts goes in the same parts again, both once every earlier batch it conflicts
- * with is terminal (the order a fresh split keeps, with less overlap, only after a restart).
+ * is recorded with the batch's cut before either part goes. A batch closed at a recorded cut
+ * (after a restart or a rebalance) goes as recorded: in the same parts, both once every
+ * earlier batch it conflicts with is terminal (less overlap than a fresh split, the same
+ * order), or whole; it is never split afresh.
  *
  * The bound on pending batches is the pull loop's back-pressure: `admit` waits for room.
  * Requests in flight are bounded apart, by the concurrency limit around the exchanges, so a
@@ -92,9 +93,10 @@ interface Slot {
   /** Held back by an earlier conflicting batch now (whole, or the records of its shared keys). */
   waiting: boolean
   /**
-   * Only some of its records are held back (`parts.ts`): the keys held, and the ticket of the
+   * It goes in two parts (`parts.ts`): the offsets of the held records, and the ticket of the
    * others, which go at once and are done when their part is (the slot's own ticket is the
-   * held part's).
+   * held part's); no such ticket when the split was recorded before (the slot's own ticket is
+   * then the whole batch's, and both parts go once it is ready).
    */
   parts: { readonly held: ReadonlySet<number>; readonly free: Ticket<Slot> | undefined } | undefined
   started: boolean

@@ -365,7 +365,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
       deliver: (batch, accepted, heldBack) =>
         deliverAndComplete(batch, accepted, heldBack, { delivery, commits, counters, emit, letters, datasetId: String(destination.datasetId), traced: client.traced }),
-      recordParts: (cut) => commits.recordCuts([cut]),
+      recordParts: (cuts) => commits.recordCuts(cuts),
       roomForParts: (cut) => commits.roomForParts(cut)
     })
     const gauges: Gauges = {

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, readAllRows } from "../support/crash.js"
-import { createTopic, groupLag, kafka, killAllSinks, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
+import { createTopic, groupLag, killAllSinks, produceInBursts, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
 
 const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
@@ -119,18 +119,9 @@ const chaos = async (
   const started = Date.now()
 
   // Live traffic: bursts, each sent whole before the next, so a key's versions keep their order.
-  const producing = (async () => {
-    const producer = kafka().producer()
-    await producer.connect()
-    for (let at = 0; at < messages.length;) {
-      const burst = 200 + Math.floor(random() * 600)
-      await producer.send({ topic, acks: -1, messages: messages.slice(at, at + burst) })
-      at += burst
-      await sleep(Math.floor(random() * 800))
-    }
-    await producer.disconnect()
-    log.push(`produced ${messages.length} messages in ${Date.now() - started} ms`)
-  })()
+  const producing = produceInBursts(topic, messages, { random, burst: { min: 200, max: 800 }, maxPauseMs: 800, started }).then((line) => {
+    log.push(line)
+  })
 
   // Chaos: one member at a time is killed with SIGKILL and started again a moment later.
   const kills = 5

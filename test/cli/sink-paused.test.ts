@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, compareIds, readAllRows } from "../support/crash.js"
-import { createTopic, groupLag, kafka, killAllSinks, type SinkChild, sleep, startSink, waitFor } from "../support/kafka.js"
+import { createTopic, groupLag, killAllSinks, produceInBursts, type SinkChild, sleep, startSink, waitFor } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
 
 const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
@@ -66,18 +66,9 @@ it("members paused past their session with batches in flight, then resumed, unde
   const started = Date.now()
 
   // Bursts with pauses longer than the linger (500 ms) between some of them.
-  const producing = (async () => {
-    const producer = kafka().producer()
-    await producer.connect()
-    for (let at = 0; at < messages.length;) {
-      const burst = 100 + Math.floor(random() * 500)
-      await producer.send({ topic, acks: -1, messages: messages.slice(at, at + burst) })
-      at += burst
-      await sleep(Math.floor(random() * 900))
-    }
-    await producer.disconnect()
-    log.push(`produced ${messages.length} messages in ${Date.now() - started} ms`)
-  })()
+  const producing = produceInBursts(topic, messages, { random, burst: { min: 100, max: 600 }, maxPauseMs: 900, started }).then((line) => {
+    log.push(line)
+  })
 
   // One member at a time stops for longer than its session timeout (3 s), and goes on.
   for (let i = 0; i < 6; i++) {

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
 import { apiData, compareIds, readAllRows } from "../support/crash.js"
-import { createTopic, groupLag, kafka, killAllSinks, readTopic, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
+import { createTopic, groupLag, kafka, killAllSinks, produceInBursts, readTopic, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
 import { kafkaBrokers, kafkaSaslBrokers, kafkaTls } from "../support/services.js"
 
 const seed = process.env["TRIBUTARY_SINK_SEED"] !== undefined
@@ -220,18 +220,9 @@ describe.concurrent("tributary sink (real broker, faulty reference server)", () 
     const started = Date.now()
 
     // Live traffic: the messages in bursts over about fifteen seconds, while members come and go.
-    const producing = (async () => {
-      const producer = kafka().producer()
-      await producer.connect()
-      for (let at = 0; at < messages.length;) {
-        const burst = 200 + Math.floor(random() * 800)
-        await producer.send({ topic, acks: -1, messages: messages.slice(at, at + burst) })
-        at += burst
-        await sleep(Math.floor(random() * 600))
-      }
-      await producer.disconnect()
-      log.push(`produced ${messages.length} messages in ${Date.now() - started} ms`)
-    })()
+    const producing = produceInBursts(topic, messages, { random, burst: { min: 200, max: 1000 }, maxPauseMs: 600, started }).then((line) => {
+      log.push(line)
+    })
 
     // Chaos: one member at a time is killed (or, once, stopped) and started again.
     const events = 6

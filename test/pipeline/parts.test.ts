@@ -104,25 +104,31 @@ const maxOverlap = (intervals: ReadonlyArray<readonly [number, number]>) => {
   return most
 }
 
+/** A fresh keyed dataset (`id`, `version`) on the server, and a client of it. */
+const keyedDataset = (name: string) =>
+  Effect.gen(function*() {
+    const serverUrl = yield* ServerUrl
+    const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name }))
+    const dataset = yield* Effect.promise(() =>
+      apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
+        name,
+        dataSourceId: dataSource.id,
+        schema: [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }],
+        primaryKey: ["id"]
+      })
+    )
+    const client = yield* Effect.map(
+      Layer.build(TributaryClient.layer({ baseUrl: serverUrl, apiKey: Redacted.make(apiKey) })),
+      Context.get(TributaryClient)
+    )
+    return { client, datasetId: String(dataset.id), serverUrl }
+  })
+
 describe("keyed batches in parts against a service that takes its time", () => {
   layer(serverLayer({ faults: faults.right }), { excludeTestServices: true })("processing=300-400ms", (it) => {
     it.effect("20 batches each sharing a key with the one before: many ingestions under way at once, every key at its last version", () =>
       Effect.gen(function*() {
-        const serverUrl = yield* ServerUrl
-        const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name: "parts" }))
-        const dataset = yield* Effect.promise(() =>
-          apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
-            name: "parts",
-            dataSourceId: dataSource.id,
-            schema: [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }],
-            primaryKey: ["id"]
-          })
-        )
-        const datasetId = String(dataset.id)
-        const client = yield* Effect.map(
-          Layer.build(TributaryClient.layer({ baseUrl: serverUrl, apiKey: Redacted.make(apiKey) })),
-          Context.get(TributaryClient)
-        )
+        const { client, datasetId, serverUrl } = yield* keyedDataset("parts")
         const final = yield* run(client, {
           source: sharedKeySource,
           destination: { datasetId },
@@ -158,21 +164,7 @@ describe("keyed batches in parts against a service that takes its time", () => {
 
     it.effect("the split is recorded before a part goes: after a crash before any commit, every batch goes again in the same parts, under the same keys, and is only replayed", () =>
       Effect.gen(function*() {
-        const serverUrl = yield* ServerUrl
-        const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name: "parts-restart" }))
-        const dataset = yield* Effect.promise(() =>
-          apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
-            name: "parts-restart",
-            dataSourceId: dataSource.id,
-            schema: [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }],
-            primaryKey: ["id"]
-          })
-        )
-        const datasetId = String(dataset.id)
-        const client = yield* Effect.map(
-          Layer.build(TributaryClient.layer({ baseUrl: serverUrl, apiKey: Redacted.make(apiKey) })),
-          Context.get(TributaryClient)
-        )
+        const { client, datasetId } = yield* keyedDataset("parts-restart")
         // A checkpoint that records the run and the cuts but never a commit: as if the process
         // died after every batch was sent and before its position was written.
         const store = yield* Checkpoint.memory()

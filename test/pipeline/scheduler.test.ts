@@ -19,15 +19,20 @@ const batchOf = (partition: string, from: number, keys: ReadonlyArray<string> = 
   bytes: 100
 })
 
+/** What most cases use: room for ten batches, terminal order, splits recorded at once. */
+const defaults = {
+  bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
+  release: "terminal" as const,
+  recordParts: () => Effect.void
+}
+
 describe("the scheduler", () => {
   it.scopedLive("a drain leaves nothing admitted: a batch under way is awaited (then interrupted), one not started is never sent", () =>
     Effect.gen(function*() {
       const delivered: Array<string> = []
       const stuck = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: () => Effect.void,
+        ...defaults,
         deliver: (batch, accepted) =>
           Effect.zipRight(
             accepted,
@@ -53,9 +58,8 @@ describe("the scheduler", () => {
     Effect.gen(function*() {
       const order: Array<string> = []
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 2 },
-        release: "terminal",
-        recordParts: () => Effect.void,
+        ...defaults,
+        bound: { ...defaults.bound, unsent: 2 },
         deliver: (batch, accepted) =>
           Effect.gen(function*() {
             order.push(`start ${batch.fromSeq}`)
@@ -77,9 +81,7 @@ describe("the scheduler", () => {
       const sent: Array<string> = []
       const first = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: () => Effect.void,
+        ...defaults,
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             const keys = (records: ReadonlyArray<{ readonly key?: unknown }>) => records.map((r) => String(r.key)).join(",")
@@ -113,9 +115,7 @@ describe("the scheduler", () => {
       const calls: Array<string> = []
       const first = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: () => Effect.void,
+        ...defaults,
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
@@ -143,9 +143,7 @@ describe("the scheduler", () => {
       const first = yield* Deferred.make<void>()
       const keys = (records: ReadonlyArray<{ readonly key?: unknown }>) => records.map((r) => String(r.key)).join(",")
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: () => Effect.void,
+        ...defaults,
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             if (heldBack === undefined) {
@@ -173,15 +171,17 @@ describe("the scheduler", () => {
       expect(sent.slice(4)).toEqual(["2 later: a"])
     }))
 
-  it.scopedLive("a split is recorded (the cut with the offsets of the held records) before either part goes", () =>
+  it.scopedLive("a split is recorded (the cut with the offsets of the held records) before either part goes; splits made during a write go in the next one together", () =>
     Effect.gen(function*() {
       const events: Array<string> = []
       const first = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: (cut) =>
-          Effect.zipRight(Effect.sleep("20 millis"), Effect.sync(() => events.push(`recorded ${cut.first}..${cut.last} held ${cut.held}`))),
+        ...defaults,
+        recordParts: (cuts) =>
+          Effect.zipRight(
+            Effect.sync(() => events.push(`writing ${cuts.map((cut) => `${cut.first}..${cut.last} held ${cut.held}`).join("; ")}`)),
+            Effect.sleep("30 millis")
+          ),
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
@@ -190,14 +190,40 @@ describe("the scheduler", () => {
             if (heldBack !== undefined) yield* heldBack.ready
           })
       })
-      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
-      yield* scheduler.admit(batchOf("p", 2, ["c", "a", "d"]))
-      // admit came back once the split was recorded; the parts start after that.
-      expect(events).toEqual(["0 whole", "recorded 2..4 held 3"])
-      yield* Effect.sleep("20 millis")
-      expect(events).toEqual(["0 whole", "recorded 2..4 held 3", "2 in parts"])
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b", "x"]))
+      yield* scheduler.admit(batchOf("p", 3, ["c", "a", "d"]))
+      yield* Effect.sleep("10 millis")
+      // The first split's write is under way; two more splits wait for the next write.
+      yield* scheduler.admit(batchOf("p", 6, ["e", "b"]))
+      yield* scheduler.admit(batchOf("p", 8, ["x", "f"]))
+      expect(events).toEqual(["0 whole", "writing 3..5 held 4"])
+      yield* Effect.sleep("30 millis")
+      expect(events.slice(2).sort()).toEqual(["3 in parts", "writing 6..7 held 7; 8..9 held 8"])
+      yield* Effect.sleep("40 millis")
+      expect(events.slice(4).sort()).toEqual(["6 in parts", "8 in parts"])
       yield* Deferred.succeed(first, undefined)
       yield* scheduler.finished
+    }))
+
+  it.scopedLive("a failed split record fails the run, and neither part is sent", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      const scheduler = yield* makeScheduler<string>({
+        ...defaults,
+        recordParts: () => Effect.fail("disk full"),
+        deliver: (batch, accepted) =>
+          Effect.gen(function*() {
+            events.push(`${batch.fromSeq} sent`)
+            yield* accepted
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["c", "a"]))
+      expect(yield* Effect.flip(scheduler.failed)).toBe("disk full")
+      expect(events).toEqual(["0 sent"])
+      yield* Deferred.succeed(first, undefined)
     }))
 
   it.scopedLive("a batch closed at a recorded cut goes as it went before: in its recorded parts even when nothing holds its keys, whole when nothing was recorded", () =>
@@ -205,9 +231,8 @@ describe("the scheduler", () => {
       const events: Array<string> = []
       const first = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: (cut) => Effect.sync(() => events.push(`recorded ${cut.first}`)),
+        ...defaults,
+        recordParts: (cuts) => Effect.sync(() => events.push(`recorded ${cuts.map((cut) => cut.first)}`)),
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : `in parts, held ${[...heldBack.offsets]}`}`)
@@ -234,9 +259,8 @@ describe("the scheduler", () => {
       const events: Array<string> = []
       const first = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
-        bound: { batches: 10, bytes: 1_000_000, unsent: 10 },
-        release: "terminal",
-        recordParts: (cut) => Effect.sync(() => events.push(`recorded ${cut.first}`)),
+        ...defaults,
+        recordParts: (cuts) => Effect.sync(() => events.push(`recorded ${cuts.map((cut) => cut.first)}`)),
         roomForParts: () => false,
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {

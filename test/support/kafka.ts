@@ -103,3 +103,27 @@ export const waitFor = async (check: () => Promise<boolean>, timeoutMs: number, 
     await sleep(200)
   }
 }
+
+/**
+ * Live traffic: `messages` sent in bursts of `burst.min` to `burst.max` messages with pauses of
+ * up to `maxPauseMs` between them, each burst whole before the next (so a key's messages keep
+ * their order). Resolves when all are sent, with how long it took since `started`.
+ */
+export const produceInBursts = async (
+  topic: string,
+  messages: ReadonlyArray<{ readonly key: string; readonly value: string }>,
+  options: { readonly random: () => number; readonly burst: { readonly min: number; readonly max: number }; readonly maxPauseMs: number; readonly started: number }
+): Promise<string> => {
+  const { burst, maxPauseMs, random, started } = options
+  const producer = kafka().producer()
+  await producer.connect()
+  for (let at = 0; at < messages.length;) {
+    const size = burst.min + Math.floor(random() * (burst.max - burst.min))
+    await producer.send({ topic, acks: -1, messages: messages.slice(at, at + size) })
+    at += size
+    await sleep(Math.floor(random() * maxPauseMs))
+  }
+  await producer.disconnect()
+  return `produced ${messages.length} messages in ${Date.now() - started} ms`
+}
+

@@ -18,7 +18,7 @@ import { idempotencyKey } from "../../src/pipeline/internal/ingest.js"
 import { heldOffsets, mergeDelivered, partName, splitRecords } from "../../src/pipeline/internal/parts.js"
 import { run } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
-import type { BatchRecord, Delivered } from "../../src/pipeline/vocabulary.js"
+import { type BatchCut, type BatchRecord, type Delivered, mergeCuts } from "../../src/pipeline/vocabulary.js"
 import { parseFaults } from "../../src/server/faults.js"
 import { apiData, readAllRows } from "../support/crash.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
@@ -55,6 +55,24 @@ describe("a batch in parts", () => {
     expect(new Set(keys).size).toBe(4)
     expect(keyOf(partName("free", records.slice(1)))).toBe(keys[1])
     expect(free).toBe("free:2,2.1,3")
+  })
+
+  it("a cut recorded again with its split replaces the first, matched by partition, offset and child; the rest stay", () => {
+    const cuts: Array<BatchCut> = [
+      { partition: "0", first: 1, last: 100 },
+      { partition: "0", first: 101, last: 200 },
+      { partition: "1", first: 101, last: 200 },
+      { partition: "0", first: 201, last: 201, firstChild: 0, lastChild: 1 }
+    ]
+    const merged = mergeCuts(cuts, [{ partition: "0", first: 101, last: 200, held: [150] }, { partition: "0", first: 201, last: 300 }])
+    expect(merged).toEqual([
+      { partition: "0", first: 1, last: 100 },
+      { partition: "1", first: 101, last: 200 },
+      { partition: "0", first: 201, last: 201, firstChild: 0, lastChild: 1 },
+      { partition: "0", first: 101, last: 200, held: [150] },
+      { partition: "0", first: 201, last: 300 }
+    ])
+    expect(mergeCuts(cuts, [])).toBe(cuts)
   })
 
   it("the batch's outcome adds both parts' up", () => {

@@ -20,7 +20,7 @@ import { run } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { type BatchCut, type BatchRecord, type Delivered, mergeCuts } from "../../src/pipeline/vocabulary.js"
 import { parseFaults } from "../../src/server/faults.js"
-import { apiData, readAllRows } from "../support/crash.js"
+import { apiData, maxOverlap, readAllRows } from "../support/crash.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
 
 const record = (offset: number, key: string, child?: number): BatchRecord => ({
@@ -110,16 +110,6 @@ const sharedKeySource: Source = {
         position: { partition: "0", offset: b * perBatch + i + 1 },
         value: i === perBatch - 1 && b > 0 ? { id: `k${b - 1}-0`, version: b } : { id: `k${b}-${i}`, version: b }
       }))).flat())
-}
-
-/** The most intervals [start, end) that overlap at one moment. */
-const maxOverlap = (intervals: ReadonlyArray<readonly [number, number]>) => {
-  const edges = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as const)
-    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  let open = 0
-  let most = 0
-  for (const [, step] of edges) most = Math.max(most, (open += step))
-  return most
 }
 
 /** A fresh keyed dataset (`id`, `version`) on the server, and a client of it. */

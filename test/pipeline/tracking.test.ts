@@ -20,7 +20,7 @@ import { makeTracker } from "../../src/pipeline/internal/tracking.js"
 import { run } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { parseFaults } from "../../src/server/faults.js"
-import { apiData, readAllRows } from "../support/crash.js"
+import { apiData, maxOverlap, readAllRows } from "../support/crash.js"
 import { startProxy } from "../support/proxy.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
 
@@ -50,16 +50,6 @@ const memorySource = (count: number): Source => ({
       value: { id: `r${i + 1}`, n: i + 1 }
     })))
 })
-
-/** The most intervals [start, end) that overlap at one moment. */
-const maxOverlap = (intervals: ReadonlyArray<readonly [number, number]>) => {
-  const edges = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as const)
-    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  let open = 0
-  let most = 0
-  for (const [, step] of edges) most = Math.max(most, (open += step))
-  return most
-}
 
 describe("tracking apart from sending", () => {
   layer(serverLayer({ faults: faults.right }), { excludeTestServices: true })("against processing=1000-2000ms", (it) => {

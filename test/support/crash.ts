@@ -329,3 +329,13 @@ export const storedBatches = async (
   }
   return batches
 }
+
+/** The most intervals [start, end) that overlap at one moment. */
+export const maxOverlap = (intervals: ReadonlyArray<readonly [number, number]>) => {
+  const edges = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as const)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  let open = 0
+  let most = 0
+  for (const [, step] of edges) most = Math.max(most, (open += step))
+  return most
+}

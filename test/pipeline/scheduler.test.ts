@@ -226,7 +226,7 @@ describe("the scheduler", () => {
       yield* Deferred.succeed(first, undefined)
     }))
 
-  it.scopedLive("a batch closed at a recorded cut goes as it went before: in its recorded parts even when nothing holds its keys, whole when nothing was recorded", () =>
+  it.scopedLive("a batch closed at a recorded cut goes as it went before: in its recorded parts even when nothing holds its keys, whole when nothing was recorded; each part waits for the holders of its own keys", () =>
     Effect.gen(function*() {
       const events: Array<string> = []
       const first = yield* Deferred.make<void>()
@@ -236,22 +236,33 @@ describe("the scheduler", () => {
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : `in parts, held ${[...heldBack.offsets]}`}`)
+            if (heldBack !== undefined) {
+              yield* Effect.all([
+                Effect.flatMap(heldBack.freeReady, () => Effect.sync(() => events.push(`${batch.fromSeq} free part goes`))),
+                Effect.flatMap(heldBack.ready, () => Effect.sync(() => events.push(`${batch.fromSeq} held part goes`)))
+              ], { concurrency: 2 })
+            }
             yield* accepted
             if (batch.fromSeq === 0) yield* Deferred.await(first)
           })
       })
-      // Recorded in parts, nothing holds its keys now: still in the same parts.
+      // Recorded in parts, nothing holds its keys now: still in the same parts, both at once.
       yield* scheduler.admit({ ...batchOf("q", 10, ["x", "y", "z"]), closedBy: "recorded", held: [11] })
+      yield* Effect.sleep("20 millis")
+      expect(events).toEqual(["10 in parts, held 11", "10 free part goes", "10 held part goes"])
       // Recorded whole while an earlier batch holds one of its keys: waits whole, never split.
       yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
       yield* scheduler.admit({ ...batchOf("p", 2, ["c", "a"]), closedBy: "recorded" })
-      // Recorded in parts while an earlier batch holds a key of its first part: both parts wait.
+      // Recorded in parts while an earlier batch holds the key of its free part (b): the held
+      // part (e) goes at once, the free part after batch 0.
       yield* scheduler.admit({ ...batchOf("p", 4, ["b", "e"]), closedBy: "recorded", held: [5] })
       yield* Effect.sleep("50 millis")
-      expect(events).toEqual(["10 in parts, held 11", "0 whole"])
+      expect(events.slice(3)).toEqual(["0 whole", "4 in parts, held 5", "4 held part goes"])
       yield* Deferred.succeed(first, undefined)
       yield* scheduler.finished
-      expect(events.slice(2).sort()).toEqual(["2 whole", "4 in parts, held 5"])
+      expect(events.slice(6).sort()).toEqual(["2 whole", "4 free part goes"])
+      // No split was recorded again.
+      expect(events.filter((event) => event.startsWith("recorded"))).toEqual([])
     }))
 
   it.scopedLive("without room to record a split (the store says no), a partly held batch waits whole", () =>

@@ -40,6 +40,11 @@ export interface HeldBack {
   /** The offsets of the records of the second part. */
   readonly offsets: ReadonlySet<number>
   /**
+   * Waits until the free records may go (at once, unless a recorded split's free keys are
+   * held after a restart): `true`, or `false` when the partition was taken away meanwhile.
+   */
+  readonly freeReady: Effect.Effect<boolean>
+  /**
    * Waits until the held records may go: `true`, or `false` when the batch's partition was
    * taken away meanwhile (they are then not sent, and the batch is not delivered).
    */
@@ -112,9 +117,9 @@ export const mergeDelivered = (a: Delivered, b: Delivered): Delivered => ({
 })
 
 /**
- * Sends the free records now and the held ones once they may go; `accepted` runs once both
- * parts were taken. Answers nothing when the held records were not sent (the partition was
- * taken away): the batch is then not delivered.
+ * Sends the free records and the held ones, each once they may go; `accepted` runs once both
+ * parts were taken. Answers nothing when either part was not sent (the partition was taken
+ * away): the batch is then not delivered.
  *
  * @since 0.3.0
  * @category utils
@@ -131,15 +136,16 @@ export const deliverInParts = (
     let taken = parts.free.length === 0 || parts.held.length === 0 ? 1 : 0
     const oneTaken = Effect.suspend(() => (++taken === 2 ? accepted : Effect.void))
     const none: Delivered = { ingestionIds: [], sent: 0, accepted: 0, replayed: 0, rejected: [], refused: [] }
-    const free = parts.free.length === 0 ? Effect.zipRight(heldBack.freeEnded, Effect.succeed(none)) : Effect.tap(
-      deliverBatch(delivery, { ...batch, records: parts.free, held: undefined }, Effect.zipRight(heldBack.freeAccepted, oneTaken), partName("free", parts.free)),
-      () => heldBack.freeEnded
-    )
+    const free = parts.free.length === 0 ? Effect.zipRight(heldBack.freeEnded, Effect.succeed(none)) : Effect.flatMap(heldBack.freeReady, (go) =>
+      !go ? Effect.succeed(undefined) : Effect.tap(
+        deliverBatch(delivery, { ...batch, records: parts.free, held: undefined }, Effect.zipRight(heldBack.freeAccepted, oneTaken), partName("free", parts.free)),
+        () => heldBack.freeEnded
+      ))
     const held = Effect.flatMap(heldBack.ready, (go) =>
       !go ? Effect.succeed(undefined) : parts.held.length === 0 ? Effect.succeed(none) :
       deliverBatch(delivery, { ...batch, records: parts.held, held: undefined }, oneTaken, partName("held", parts.held)))
     return Effect.map(
       Effect.all([free, held], { concurrency: 2 }),
-      ([a, b]) => (b === undefined ? undefined : mergeDelivered(a, b))
+      ([a, b]) => (a === undefined || b === undefined ? undefined : mergeDelivered(a, b))
     )
   })

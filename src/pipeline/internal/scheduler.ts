@@ -8,9 +8,9 @@
  * A batch only some of whose records share keys with an earlier unfinished batch goes in two
  * parts (`parts.ts`): the others at once, those once the earlier batch is terminal. The split
  * is recorded with the batch's cut before either part goes. A batch closed at a recorded cut
- * (after a restart or a rebalance) goes as recorded: in the same parts, both once every
- * earlier batch it conflicts with is terminal (less overlap than a fresh split, the same
- * order), or whole; it is never split afresh.
+ * (after a restart or a rebalance) goes as recorded: in the same parts, or whole; it is never
+ * split afresh. Fresh and recorded splits are entered the same way, each part waiting for the
+ * holders of its own keys (after a restart a recorded split's free keys may be held too).
  *
  * The bound on pending batches is the pull loop's back-pressure: `admit` waits for room.
  * Requests in flight are bounded apart, by the concurrency limit around the exchanges, so a
@@ -94,13 +94,13 @@ interface Slot {
   waiting: boolean
   /**
    * It goes in two parts (`parts.ts`): the offsets of the held records, and the ticket of the
-   * others, which go at once and are done when their part is (the slot's own ticket is the
-   * held part's); no such ticket when the split was recorded before (the slot's own ticket is
-   * then the whole batch's, and both parts go once it is ready).
+   * others, done when their part is (the slot's own ticket is the held part's). The free
+   * ticket's item is a gate of its own: a fresh split's free keys wait for nothing, but after a
+   * restart a recorded split's free keys may be held by an earlier batch sent again.
    */
   parts: {
     readonly held: ReadonlySet<number>
-    readonly free: Ticket<Slot> | undefined
+    readonly free: Ticket<Slot>
     /** Completes once the split is recorded (a fresh split): neither part goes before. */
     readonly recorded: Effect.Effect<void, unknown> | undefined
   } | undefined
@@ -308,7 +308,7 @@ export const makeScheduler = <E>(options: {
       }
       const unsentPlace = slot.unsent
       slot.unsent = false
-      if (slot.parts?.free !== undefined) free(conflicts.done(slot.parts.free))
+      if (slot.parts !== undefined) free(conflicts.done(slot.parts.free))
       free(conflicts.done(ticket))
       room.leave(slot.permits, unsentPlace)
     }
@@ -322,25 +322,45 @@ export const makeScheduler = <E>(options: {
         })
       const parts = ticket.item.parts
       if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(Deferred.await(ready), go(undefined))
-      // Recorded in parts: one ticket for the whole batch; both parts go once it may.
-      const whole = parts.free === undefined
       const freeTicket = parts.free
-      const freeDone = freeTicket === undefined ? Effect.void : Effect.sync(() => free(conflicts.done(freeTicket)))
+      const freeDone = Effect.sync(() => free(conflicts.done(freeTicket)))
       // The held part waits like an accepted batch's ingestion: it holds no place among the
       // unsent (those bound what is pulled ahead of the sends; the pending bound still holds).
       // Held there, 32 batches waiting for their held parts capped a keyed run at 1.5k
       // records/s against a service taking 1-2 s (bench:tracking, terminal).
       const freeTaken = Effect.sync(() => placeSent(ticket.item))
+      const mayGo = (gate: Deferred.Deferred<void> | undefined) =>
+        gate === undefined
+          ? Effect.sync(() => !closed.has(ticket.partition))
+          : Effect.map(Deferred.await(gate), () => !closed.has(ticket.partition))
       const heldBack: HeldBack = {
         offsets: parts.held,
-        ready: whole || ready === undefined
-          ? Effect.sync(() => !closed.has(ticket.partition))
-          : Effect.map(Deferred.await(ready), () => !closed.has(ticket.partition)),
+        freeReady: mayGo(freeTicket.item.ready),
+        ready: mayGo(ready),
         freeAccepted: options.release === "accepted" ? Effect.zipRight(freeTaken, freeDone) : freeTaken,
         freeEnded: freeDone
       }
-      if (whole) return ready !== undefined ? Effect.zipRight(Deferred.await(ready), go(heldBack)) : go(heldBack)
       return parts.recorded === undefined ? go(heldBack) : Effect.zipRight(parts.recorded as Effect.Effect<void, E>, go(heldBack))
+    }
+
+    /**
+     * Enters a batch's two parts: the free keys' ticket first, on a gate of its own, then the
+     * held keys' (the slot's). A key in both (a recorded split over other records) waits in
+     * the held ticket for the free one.
+     */
+    const enterInParts = (slot: Slot, held: ReadonlyArray<number>, recorded: Effect.Effect<void, unknown> | undefined) => {
+      const batch = slot.batch
+      const offsets = new Set(held)
+      const freeKeys: Array<KeyValue> = []
+      const heldKeys: Array<KeyValue> = []
+      for (const record of batch.records) {
+        if (record.key !== undefined) (offsets.has(record.position.offset) ? heldKeys : freeKeys).push(record.key)
+      }
+      const gate: Slot = { ...slot, ready: undefined, waiting: false, parts: undefined }
+      const freeTicket = conflicts.add(gate, batch.partition, freeKeys)
+      if (!conflicts.ready(freeTicket)) gate.ready = Deferred.unsafeMake<void>(FiberId.none)
+      slot.parts = { held: offsets, free: freeTicket, recorded }
+      return enter(slot, conflicts.add(slot, batch.partition, heldKeys))
     }
 
     const admit = (batch: Batch): Effect.Effect<void, E> =>
@@ -353,21 +373,16 @@ export const makeScheduler = <E>(options: {
             closed.delete(batch.partition)
             const slot: Slot = { batch, ready: undefined, fiber: undefined, unsent: true, waiting: false, parts: undefined, started: false, permits }
             const keys = batchKeys(batch)
-            if (batch.held !== undefined) {
-              slot.parts = { held: new Set(batch.held), free: undefined, recorded: undefined }
-              return enter(slot, conflicts.add(slot, batch.partition, keys))
-            }
+            // Recorded in parts before (a restart, a rebalance): the same parts again, nothing to record.
+            if (batch.held !== undefined) return enterInParts(slot, batch.held, undefined)
             const blocked = keys.length === 0 || batch.closedBy === "recorded" ? undefined : conflicts.blocked(batch.partition, keys)
             const offsets = blocked === undefined ? undefined : heldOffsets(batch.records, blocked)
             const cut = offsets === undefined ? undefined : { ...batchCut(batch), held: offsets }
             if (cut === undefined || options.roomForParts?.(cut) === false) return enter(slot, conflicts.add(slot, batch.partition, keys))
-            // Two tickets: the free keys' first (it goes at once), then the held keys' (it waits).
             // Neither part is sent before the split is recorded; splits admitted while a write
             // is under way go together in the next one (one write each cost a whole checkpoint
             // file per batch in parts: 14% of a keyed run's CPU with a thousand batches pending).
-            const freeTicket = conflicts.add(slot, batch.partition, keys.filter((key) => !blocked!.has(key)))
-            slot.parts = { held: new Set(cut.held), free: freeTicket, recorded: splits.record(cut) }
-            return enter(slot, conflicts.add(slot, batch.partition, [...blocked!]))
+            return enterInParts(slot, offsets!, splits.record(cut))
           })
         )
       })

@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, crashSeed, killAllIngests, readAllRows, readCheckpoint, runIngest } from "../support/crash.js"
+import { apiData, crashSeed, ingestionDetails, killAllIngests, readAllRows, readCheckpoint, runIngest } from "../support/crash.js"
 
 const seed = crashSeed()
 const apiKey = "parts-crash-key"
@@ -87,7 +87,7 @@ describe("keyed batches in parts under SIGKILL (tributary ingest against tributa
     const log: Array<string> = []
     let splitsSeen = 0
     for (let i = 0; i <= kills; i++) {
-      const killAfterMs = i < kills ? 200 + Math.floor(random() * 2_000) : undefined
+      const killAfterMs = i < kills ? 150 + Math.floor(random() * 1_000) : undefined
       const attempt = await runIngest(args, { checkpointPath, killAfterMs })
       const cuts = readCheckpoint(checkpointPath)?.cuts ?? []
       const inParts = cuts.filter((cut) => (cut as { held?: ReadonlyArray<number> }).held !== undefined).length
@@ -106,8 +106,11 @@ describe("keyed batches in parts under SIGKILL (tributary ingest against tributa
     expect(stale.slice(0, 10), `${stale.length} stale keys\n${log.join("\n")}`).toEqual([])
 
     // Batches went in parts: ingestions of fewer records than a batch, beside the whole ones.
-    const listed = await apiData(server.url, apiKey, "GET", `/v2/datasets/${dataset.id}/ingestions?pageSize=100`)
-    const sizes: Array<number> = listed.items.map((item: { summary?: { ingestion?: { recordCount?: number } } }) => item.summary?.ingestion?.recordCount ?? 0)
-    expect(sizes.some((size) => size > 0 && size <= shared) || splitsSeen > 0, `${JSON.stringify(sizes)}\n${log.join("\n")}`).toBe(true)
+    // (The checkpoint shows splits only of a killed run; a run may finish before its kill.)
+    const sizes: Array<number> = (await ingestionDetails(server.url, apiKey, String(dataset.id)))
+      .map((detail) => detail.summary?.ingestion?.receivedRecordCount ?? 0)
+    const parts = sizes.filter((size) => size > 0 && size < perBatch).length
+    console.log(`parts crash (seed ${seed}): ${parts} of ${sizes.length} ingestions were parts of a batch`)
+    expect(parts > 0 || splitsSeen > 0, `${JSON.stringify(sizes)}\n${log.join("\n")}`).toBe(true)
   }, 300_000)
 })

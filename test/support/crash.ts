@@ -312,6 +312,21 @@ export const storedBatches = async (
   datasetId: string,
   rows: ReadonlyArray<Record<string, unknown>>
 ): Promise<Array<{ ingestionId: string; first: unknown; last: unknown; count: number }>> => {
+  const batches: Array<{ ingestionId: string; first: unknown; last: unknown; count: number }> = []
+  let at = 0
+  for (const detail of await ingestionDetails(base, key, datasetId)) {
+    const count: number = detail.summary?.ingestion?.appendedRecordCount ?? 0
+    if (count > 0) batches.push({ ingestionId: detail.id, first: rows[at]?.["id"], last: rows[at + count - 1]?.["id"], count })
+    at += count
+  }
+  return batches
+}
+
+/**
+ * Every ingestion of a dataset with its detail (status, summary), oldest first. The list
+ * carries no counts, so each is read on its own.
+ */
+export const ingestionDetails = async (base: string, key: string, datasetId: string): Promise<Array<any>> => {
   const ids: Array<string> = []
   for (let page = 0;; page++) {
     const data = await apiData(base, key, "GET", `/v2/datasets/${datasetId}/ingestions?page=${page}&pageSize=100`)
@@ -319,15 +334,9 @@ export const storedBatches = async (
     if (data.items.length === 0 || ids.length >= data.pagination.totalItems) break
   }
   ids.reverse() // the list is newest first
-  const batches: Array<{ ingestionId: string; first: unknown; last: unknown; count: number }> = []
-  let at = 0
-  for (const id of ids) {
-    const detail = await apiData(base, key, "GET", `/v2/datasets/${datasetId}/ingestions/${id}`)
-    const count: number = detail.summary?.ingestion?.appendedRecordCount ?? 0
-    if (count > 0) batches.push({ ingestionId: id, first: rows[at]?.["id"], last: rows[at + count - 1]?.["id"], count })
-    at += count
-  }
-  return batches
+  const details: Array<any> = []
+  for (const id of ids) details.push(await apiData(base, key, "GET", `/v2/datasets/${datasetId}/ingestions/${id}`))
+  return details
 }
 
 /** The most intervals [start, end) that overlap at one moment. */

@@ -433,7 +433,8 @@ export const run = <E, R, E2 = never, R2 = never>(
         linger,
         recordCuts: (cuts) => commits.recordCuts(cuts),
         dispatch,
-        onPartitionEvent
+        onPartitionEvent,
+        hungry: () => scheduler.unsent() < limiter.limit()
       }),
       scheduler.finished
     )

@@ -45,6 +45,51 @@ describe("commits", () => {
       commits.assign([{ partition: "p0", committed: { partition: "p0", offset: 3 }, cuts: [], checkpoint: writer("new", log) }])
       yield* Deferred.succeed(slow, undefined)
       yield* Fiber.join(flushing)
-      expect(log).toEqual(["p1 p1@0", "old p0@7"])
+      expect([...log].sort()).toEqual(["old p0@7", "p1 p1@0"])
+    }))
+
+  it.effect("writers apart are written at once: a slow writer holds back no other writer's commit", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const slow = yield* Deferred.make<void>()
+      const commits = new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+      commits.assign([
+        { partition: "p0", committed: undefined, cuts: [], checkpoint: writer("slow", log, Deferred.await(slow)) },
+        { partition: "p1", committed: undefined, cuts: [], checkpoint: writer("fast", log) }
+      ])
+      commits.delivered(delivered("p0", 0, 4))
+      commits.delivered(delivered("p1", 0, 9))
+      const flushing = yield* Effect.fork(commits.flush)
+      for (let i = 0; i < 10 && log.length === 0; i++) yield* Effect.yieldNow()
+      expect(log).toEqual(["fast p1@9"])
+      yield* Deferred.succeed(slow, undefined)
+      yield* Fiber.join(flushing)
+      expect(log).toEqual(["fast p1@9", "slow p0@4"])
+    }))
+
+  it.effect("one writer shared by partitions (one checkpoint store) gets its commits one at a time", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      let writing = 0
+      let most = 0
+      const shared: CheckpointWriter = {
+        recordCuts: () => Effect.void,
+        commit: (position) =>
+          Effect.gen(function*() {
+            most = Math.max(most, ++writing)
+            yield* Effect.yieldNow()
+            yield* Effect.yieldNow()
+            log.push(`${position.partition}@${position.offset}`)
+            writing--
+          })
+      }
+      const commits = new Commits("file", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+      commits.assign(["a", "b", "c"].map((partition) => ({ partition, committed: undefined, cuts: [], checkpoint: shared })))
+      commits.delivered(delivered("a", 0, 1))
+      commits.delivered(delivered("b", 0, 2))
+      commits.delivered(delivered("c", 0, 3))
+      yield* commits.flush
+      expect([...log].sort()).toEqual(["a@1", "b@2", "c@3"])
+      expect(most).toBe(1)
     }))
 })

@@ -21,6 +21,12 @@ import type { BatchCut, CheckpointError, DeliveredUnit, Position } from "../voca
 import type { CommitTracker } from "./commitTracker.js"
 import { type Counters, noteCommitted } from "./progress.js"
 
+/** A position waiting to be written, with the writer of the assignment that delivered it. */
+interface WaitingCommit {
+  readonly position: Position
+  readonly writer: CheckpointWriter | undefined
+}
+
 /**
  * @since 0.2.0
  * @category models
@@ -37,7 +43,7 @@ export class Commits {
    * seconds), and an old position written through the new assignment's writer moved the new
    * commit back, past cuts that another member had sent and forgotten since.
    */
-  private readonly toCommit = new Map<string, { readonly position: Position; readonly writer: CheckpointWriter | undefined }>()
+  private readonly toCommit = new Map<string, WaitingCommit>()
   /** Opened when a position comes to wait while the committer waits for one. */
   private arrived: Deferred.Deferred<void> | undefined = undefined
 
@@ -119,7 +125,7 @@ export class Commits {
     this.toCommit.size > 0 ? Effect.void : Deferred.await(this.arrived ??= Deferred.unsafeMake<void>(FiberId.none))
   )
 
-  private write({ position, writer }: { readonly position: Position; readonly writer: CheckpointWriter | undefined }): Effect.Effect<void, CheckpointError> {
+  private write({ position, writer }: WaitingCommit): Effect.Effect<void, CheckpointError> {
     if (writer === undefined) return Effect.void
     return Effect.zipRight(
       writer.commit(position),
@@ -137,9 +143,23 @@ export class Commits {
    * its last commits lagged, and the next run read those rows again).
    */
   readonly flush: Effect.Effect<void, CheckpointError> = Effect.uninterruptible(Effect.suspend(() => {
-    const waiting = [...this.toCommit.values()]
+    // Writers apart go at once, one writer's commits one after the other: a store shared by
+    // several partitions may read, change and write one record, and must see one commit at a
+    // time. Kafka's writers (one per assignment) each wait for the broker (12 ms at p50 on
+    // `bench:kafka`): four partitions written in turn held a commit 70 ms after its ingestion
+    // ended (p50), together 30 ms.
+    const byWriter = new Map<CheckpointWriter | undefined, Array<WaitingCommit>>()
+    for (const commit of this.toCommit.values()) {
+      const list = byWriter.get(commit.writer)
+      if (list === undefined) byWriter.set(commit.writer, [commit])
+      else list.push(commit)
+    }
     this.toCommit.clear()
-    return Effect.forEach(waiting, (commit) => this.write(commit), { discard: true })
+    return Effect.forEach(
+      byWriter.values(),
+      (commits) => Effect.forEach(commits, (commit) => this.write(commit), { discard: true }),
+      { discard: true, concurrency: "unbounded" }
+    )
   }))
 
   /** Commits what is delivered of one partition now (a revocation). */

@@ -28,6 +28,8 @@ export interface PullLoopOptions<E> {
   /** Takes a closed unit (a batch waits for room among the pending ones). */
   readonly dispatch: (unit: Unit) => Effect.Effect<void, E>
   readonly onPartitionEvent: (event: PartitionEvent) => Effect.Effect<void, E>
+  /** Whether the sends would idle without more units now (`shouldFlush`). */
+  readonly hungry?: (() => boolean) | undefined
 }
 
 /**
@@ -78,7 +80,7 @@ export const pullLoop = <E, E2, R>(
             batcher.add(element, now)
           }
         }
-        if (shouldFlush(batcher, elements.length, max)) yield* flush
+        if (shouldFlush(batcher, elements.length, max, options.hungry)) yield* flush
       }
       batcher.closeAll()
       yield* flush

@@ -27,6 +27,7 @@ import { Cause, Deferred, Duration, Effect, Exit, Fiber, FiberId, FiberSet, type
 import { batchCut } from "../batch.js"
 import type { Batch, BatchCut, KeyValue } from "../vocabulary.js"
 import { Conflicts, type Ticket } from "./conflicts.js"
+import { groupedWrites } from "./groupedWrites.js"
 import { type HeldBack, heldOffsets } from "./parts.js"
 
 /**
@@ -81,6 +82,8 @@ export interface Scheduler<E> {
   readonly admitted: () => number
   /** Of those, held back by an earlier conflicting batch. */
   readonly waiting: () => number
+  /** Of those, not yet accepted by the service (waiting, being sent or retried). */
+  readonly unsent: () => number
 }
 
 interface Slot {
@@ -150,6 +153,11 @@ export class PendingRoom {
     return this.batches
   }
 
+  /** Of those, not yet accepted. */
+  get unaccepted(): number {
+    return this.unsent
+  }
+
   /** Whether a batch of `kibibytes` fits now (one batch always fits into an empty room). */
   fits(kibibytes: number): boolean {
     return this.batches < this.bound.batches && this.unsent < this.bound.unsent &&
@@ -194,51 +202,6 @@ export class PendingRoom {
     }
   }
 }
-
-/**
- * Writes of cuts made in groups: `record(cut)` answers an effect that completes once a write
- * holding the cut is done. One write at a time, on a fiber of the scope; the cuts recorded
- * while it runs go together in the next.
- *
- * @since 0.3.0
- * @category constructors
- */
-export const groupedWrites = <E>(
-  writeAll: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, E>
-): Effect.Effect<{ readonly record: (cut: BatchCut) => Effect.Effect<void, E> }, never, Scope.Scope> =>
-  Effect.map(FiberSet.make<void, never>(), (writers) => {
-    let waiting: Array<BatchCut> = []
-    let done: Deferred.Deferred<void, E> | undefined
-    let writing = false
-    const drain: Effect.Effect<void> = Effect.suspend(() => {
-      if (waiting.length === 0) {
-        writing = false
-        return Effect.void
-      }
-      const cuts = waiting
-      const written = done!
-      waiting = []
-      done = undefined
-      return Effect.flatMap(Effect.exit(writeAll(cuts)), (exit) => {
-        Deferred.unsafeDone(written, exit)
-        return drain
-      })
-    })
-    return {
-      // Nothing is noted until the effect runs; the writer is started where it is noted, so an
-      // interruption can never leave cuts noted with no writer to take them.
-      record: (cut) =>
-        Effect.uninterruptibleMask((restore) =>
-          Effect.suspend(() => {
-            waiting.push(cut)
-            const mine = done ??= Deferred.unsafeMake<void, E>(FiberId.none)
-            if (writing) return restore(Deferred.await(mine))
-            writing = true
-            return Effect.zipRight(FiberSet.run(writers, drain), restore(Deferred.await(mine)))
-          })
-        )
-    }
-  })
 
 /**
  * A scheduler whose fibers live as long as the scope; `deliver` runs once per batch.
@@ -382,7 +345,7 @@ export const makeScheduler = <E>(options: {
             // Neither part is sent before the split is recorded; splits admitted while a write
             // is under way go together in the next one (one write each cost a whole checkpoint
             // file per batch in parts: 14% of a keyed run's CPU with a thousand batches pending).
-            return enterInParts(slot, offsets!, splits.record(cut))
+            return enterInParts(slot, offsets!, splits.record([cut]))
           })
         )
       })
@@ -432,6 +395,7 @@ export const makeScheduler = <E>(options: {
       failed: Deferred.await(failed),
       hasFailed: Deferred.isDone(failed),
       admitted: () => room.admitted,
-      waiting: () => waiting
+      waiting: () => waiting,
+      unsent: () => room.unaccepted
     }
   })

@@ -90,6 +90,15 @@ describe("batch cuts in the committed offset's metadata", () => {
     expect(parseInt("2r~0~1e~2r", 36)).toBe(99)
   })
 
+  it("a damaged entry is skipped and a damaged list of held offsets leaves the cut whole; the others are read", () => {
+    // Metadata is ours alone, but the broker stores whatever a member of the group writes.
+    expect(Kafka.decodeCuts("t1:0+2r~,2s+2r~1~!,zz+,+,5k+2r", 1100, "t:0")).toEqual([
+      { partition: "t:0", first: 1100, last: 1199 },
+      { partition: "t:0", first: 1200, last: 1299 },
+      { partition: "t:0", first: 1100 + 200, last: 1100 + 299 }
+    ])
+  })
+
   it("metadata written by another tool, or none, is no cuts", () => {
     expect(Kafka.decodeCuts("written by another tool", 5, "t:0")).toEqual([])
     expect(Kafka.decodeCuts(null, 5, "t:0")).toEqual([])

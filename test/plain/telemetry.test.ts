@@ -101,9 +101,12 @@ describe("OpenTelemetry over OTLP/HTTP (a real receiver on loopback)", () => {
     // and @effect/opentelemetry's exporter loses what that export held (it had already taken
     // them from its buffer): a span ended within ~100 ms of the close can be lost that way,
     // which is what failed this test twice in full runs on a busy machine.
-    for (let waited = 0; waited < 10_000 && !otlp.spans.some((span) => span.service === "reference-server" && span.parentSpanId !== undefined && otlp.spans.some((s) => s.service === "plain-job" && s.spanId === span.parentSpanId)); waited += 50) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await otlp.spansArrived((spans) =>
+      spans.some((span) =>
+        span.service === "reference-server" && span.parentSpanId !== undefined &&
+        spans.some((s) => s.service === "plain-job" && s.spanId === span.parentSpanId)
+      )
+    )
     await server.dispose()
 
     const jobSpans = otlp.spans.filter((span) => span.service === "plain-job")
@@ -152,6 +155,16 @@ describe("tracking polls (a real receiver on loopback)", () => {
         concurrency: 3
       })
       expect(progress.accepted).toBe(60)
+      // Every batch span and, for each, a poll that saw its ingestion end, before the close.
+      await polls.spansArrived((spans) => {
+        const batchSpans = spans.filter((span) => span.name === "tributary.batch")
+        return batchSpans.length === 6 && batchSpans.every((batch) =>
+          spans.some((span) =>
+            span.name === "tributary.poll" &&
+            (span.links ?? []).some((link) => link.spanId === batch.spanId && attribute(link, "tributary.ended") === true)
+          )
+        )
+      })
     } finally {
       await tributary.close()
       await quiet.dispose()

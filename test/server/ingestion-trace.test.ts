@@ -57,6 +57,15 @@ describe("ingestion tracing (a real OTLP receiver on loopback)", () => {
           await new Promise((resolve) => setTimeout(resolve, 10))
         }
       }
+      // Every request's span and a processing span linked to each, before the server closes.
+      await otlp.spansArrived((spans) =>
+        callers.every((caller) => {
+          const request = spans.find((span) => span.traceId === caller.traceId && span.parentSpanId === caller.spanId)
+          return request !== undefined && spans.some((span) =>
+            span.name === "ingestion.process" && (span.links ?? []).some((link) => link.spanId === request.spanId)
+          )
+        })
+      )
     } finally {
       await server.dispose()
       otlp.close()

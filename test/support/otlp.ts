@@ -32,6 +32,14 @@ export interface Receiver {
   /** The names of the metrics that arrived, once per export. */
   readonly metrics: Array<string>
   readonly points: Array<Point>
+  /**
+   * Waits (up to `timeoutMs`, default 10 s) until `arrived` holds of the spans received. A
+   * test waits for the spans it reads before it closes what exports them: closing interrupts
+   * an export under way, and @effect/opentelemetry's exporter loses what that export held (it
+   * already took the spans from its buffer), so a span ended within an export interval of
+   * the close can be lost.
+   */
+  readonly spansArrived: (arrived: (spans: ReadonlyArray<Span>) => boolean, timeoutMs?: number) => Promise<void>
   readonly close: () => void
 }
 
@@ -78,7 +86,10 @@ export const receiver = async (): Promise<Receiver> => {
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, metrics, points, close: () => server.close() }
+  const spansArrived = async (arrived: (spans: ReadonlyArray<Span>) => boolean, timeoutMs = 10_000) => {
+    for (let waited = 0; waited < timeoutMs && !arrived(spans); waited += 25) await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, metrics, points, spansArrived, close: () => server.close() }
 }
 
 /** A span's (or an event's) attribute, as its value. */

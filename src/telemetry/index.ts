@@ -14,6 +14,7 @@
  * @since 0.3.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import { Duration, Effect, Layer } from "effect"
 
 export * as PipelineMetrics from "./metrics.js"
@@ -115,11 +116,40 @@ export const layer = (options: TelemetryOptions = {}): Layer.Layer<never> =>
     }).pipe(Effect.orDie)
     const resource = { serviceName: resolved.serviceName }
     const interval = resolved.exportInterval ?? "5 seconds"
-    return Layer.mergeAll(
+    const exports = { inFlight: 0 }
+    const exporters = Layer.mergeAll(
       OtlpTracer.layer({ url: `${resolved.endpoint}/v1/traces`, resource, headers: resolved.headers, exportInterval: interval }),
       OtlpMetrics.layer({ url: `${resolved.endpoint}/v1/metrics`, resource, headers: resolved.headers, exportInterval: interval })
-    ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+    ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(countedClient(exports)))
+    // Built after the exporters, so closed before them: their close interrupts an export under
+    // way, and what that export held (already taken from the exporter's buffer) was lost.
+    return Layer.provideMerge(Layer.scopedDiscard(Effect.addFinalizer(() => exportsDone(exports))), exporters)
   }))
+
+/** The HTTP client of the exporters, counting the exports under way. */
+const countedClient = (exports: { inFlight: number }) =>
+  Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(HttpClient.HttpClient, (client) =>
+      HttpClient.transform(client, (request) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => exports.inFlight++),
+          () => request,
+          () => Effect.sync(() => exports.inFlight--)
+        )))
+  ).pipe(Layer.provide(FetchHttpClient.layer))
+
+/**
+ * Waits (at most `exportDrainMillis`) until no export is under way: what one holds reaches the
+ * collector, and the exporters' own close sends the rest.
+ */
+const exportsDone = (exports: { readonly inFlight: number }): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    for (let waited = 0; exports.inFlight > 0 && waited < exportDrainMillis; waited += 10) yield* Effect.sleep("10 millis")
+  })
+
+/** How long a closing layer waits for exports under way. */
+const exportDrainMillis = 5_000
 
 /**
  * `layer` when telemetry is asked for (an endpoint given, or `OTEL_EXPORTER_OTLP_ENDPOINT`

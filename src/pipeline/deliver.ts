@@ -172,7 +172,8 @@ export const makeDelivery = (
       wire,
       datasetId: destination.datasetId,
       sourceName: options.sourceName,
-      runOf: options.runOf
+      runOf: options.runOf,
+      traced: options.traced
     })
     return { post, tracker } satisfies Delivery
   })

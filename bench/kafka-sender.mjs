@@ -7,8 +7,10 @@
 //   mode raw    the hand-written baseline: kafkajs `eachBatch`, JSON.parse each value, POST
 //               100-record bodies (JSON.stringify) with undici.request, at most `concurrency` in
 //               flight, GET each ingestion until it is terminal, then commit the batch's offset
-//   mode sink   tributary's Kafka source and `run` (built JS from dist/), `concurrency` batches in
-//               flight, dead letters to a file in the temporary directory
+//   mode sink   tributary's Kafka source and `run` (built JS from dist/) with the settings
+//               `tributary sink` runs it with (`Kafka.sinkDefaults`: 256 batches pending at most,
+//               a commit each 25 ms at most), `concurrency` the ceiling of requests in flight,
+//               dead letters to a file in the temporary directory
 //   latency     (sink only) also measures message-to-commit latency: the time from a message's
 //               Kafka timestamp (set by the producer) to the commit that covers it
 //
@@ -144,6 +146,8 @@ const sink = async () => {
       destination: { datasetId },
       deadLetters: yield* DeadLetter.ndjsonFile(join(tmpdir(), `bench-kafka-${process.pid}.dead-letters.ndjson`)),
       concurrency,
+      // As `tributary sink` runs it (Kafka.runUntilStopped).
+      ...Kafka.sinkDefaults,
       onEvent: (event) => Effect.sync(() => onEvent(event))
     }))
     yield* source.partitions.pipe(

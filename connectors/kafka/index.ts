@@ -274,6 +274,19 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
   })
 
 /**
+ * What a Kafka sink (`runUntilStopped`, `tributary sink`) changes of `run`'s defaults. Every
+ * batch pending past a partition's commit keeps its cut in the committed offset's metadata
+ * (4096 characters at the broker): fewer pending batches than `run`'s 4096. A commit is one
+ * request to the group coordinator, cheap next to a checkpoint file's synced write: at most
+ * one each 25 ms, not 100 (the wait for the next commit was about 50 ms of a message's
+ * latency on average).
+ *
+ * @since 0.3.0
+ * @category defaults
+ */
+export const sinkDefaults = { maxPending: { batches: 256 }, commitInterval: "25 millis" } as const
+
+/**
  * Runs the pipeline over a Kafka source until it fails or is interrupted (SIGTERM through
  * `NodeRuntime.runMain`). Interrupted, it stops fetching, delivers what was read and commits,
  * within `drainTimeout` (default 30 s): batches still in flight then are interrupted, and
@@ -293,11 +306,6 @@ export const runUntilStopped = <E2 = never, R2 = never>(
   Effect.gen(function*() {
     // A daemon: the caller's fiber is what the signal interrupts, and the run must outlive
     // that interruption long enough to drain.
-    // Every batch pending past a partition's commit keeps its cut in the committed offset's
-    // metadata (4096 characters at the broker): fewer pending batches than `run`'s default.
-    // A commit is one request to the group coordinator for every partition, cheap next to a
-    // checkpoint file's synced write: at most one each 25 ms, not 100 (the wait for the next
-    // commit was about 50 ms of a message's latency on average).
     // Until the run took its first partitions (it may still be reading the dataset's schema,
     // or retrying an unreachable service), it holds nothing to deliver or commit: a stop then
     // ends it at once instead of waiting for that start to finish.
@@ -305,8 +313,8 @@ export const runUntilStopped = <E2 = never, R2 = never>(
     const onEvent = config.onEvent
     const running = yield* Effect.forkDaemon(run(client, {
       ...config,
-      maxPending: config.maxPending ?? { batches: 256 },
-      commitInterval: config.commitInterval ?? "25 millis",
+      maxPending: config.maxPending ?? sinkDefaults.maxPending,
+      commitInterval: config.commitInterval ?? sinkDefaults.commitInterval,
       onEvent: (event) => {
         if (event._tag === "Assigned") assigned = true
         return onEvent === undefined ? Effect.void : onEvent(event)

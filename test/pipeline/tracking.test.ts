@@ -197,4 +197,18 @@ describe("the tracker over a scripted service", () => {
       expect(early.length, timeline).toBe(0)
       expect(details.length, timeline).toBe(ids.length)
     }).pipe(Effect.scoped), 10_000)
+
+  it.live("a poller that stops on a defect fails every ingestion it followed, and any followed after, instead of leaving them waiting", () =>
+    Effect.gen(function*() {
+      const wire = ingestWire("v2", 1)
+      const tracker = yield* makeTracker({
+        wire,
+        poll: { initial: "5 millis", max: "20 millis" },
+        exchanges: () => Effect.die(new Error("a bug in a round"))
+      })
+      const first = yield* Effect.flip(tracker.track("00000000-0000-4000-8000-000000000001")).pipe(Effect.timeout("5 seconds"))
+      expect(first).toMatch(/^following ingestions stopped: .*a bug in a round/)
+      const later = yield* Effect.flip(tracker.track("00000000-0000-4000-8000-000000000002")).pipe(Effect.timeout("5 seconds"))
+      expect(later).toBe(first)
+    }).pipe(Effect.scoped), 10_000)
 })

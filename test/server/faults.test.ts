@@ -359,6 +359,30 @@ describe("fault injection on the reference server", () => {
       )
     }))
 
+  it.live("a delayed ingestion that comes due between a worker's empty claim and its wait is still processed", () =>
+    Effect.gen(function*() {
+      // The claim that finds nothing due is held until the ingestion is due: the worker then
+      // waits, and no other ingestion arrives to wake it.
+      const late = Layer.effect(
+        IngestionStore,
+        Effect.map(IngestionStore, (store): IngestionStoreService => ({
+          ...store,
+          claimIngestions: (owner, leaseMillis, max) =>
+            Effect.tap(store.claimIngestions(owner, leaseMillis, max), (claims) => claims.length === 0 ? Effect.sleep("400 millis") : Effect.void)
+        }))
+      ).pipe(Layer.provideMerge(storeLayer(testStoreKind())))
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const admin = yield* clientFor("acme-admin")
+          const dataset = yield* ordersDataset(admin)
+          yield* admin.v1.v1Datasets.ingest({ path: { datasetId: dataset.id }, payload: { records: [{ id: 1 }] }, headers: {} })
+          const [ended] = yield* pollIngestions(dataset.id, 1).pipe(Effect.timeout("10 seconds"))
+          expect(ended!.status).toBe("success")
+        }),
+        serverLayer({ faults: parsed("processing=300ms"), store: late })
+      )
+    }), 20_000)
+
   it.live("max-body sets the body limit", () =>
     withFaults(
       "max-body=1kb",

@@ -19,7 +19,7 @@
  * @since 0.2.0
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Exit, FiberId, Option, type Scope, type Tracer } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberId, Option, type Scope, type Tracer } from "effect"
 import type { Exchanges } from "../../client/transport.js"
 import type { Detail, IngestWire } from "./ingestWire.js"
 
@@ -240,11 +240,19 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
         }
       }
     })
-    yield* Effect.forkScoped(poller)
+    // A poller that stopped (a defect in a round) would leave every pending ingestion waiting
+    // for ever, and the run with them: each fails instead, and so does any followed later.
+    let stopped: string | undefined
+    yield* Effect.forkScoped(Effect.catchAllCause(poller, (cause) =>
+      Effect.sync(() => {
+        stopped = `following ingestions stopped: ${Cause.pretty(cause).split("\n")[0]}`
+        for (const entry of [...entries.values()]) settle(entry, Exit.fail(stopped))
+      })))
 
     /** Follows an ingestion; `span`: the span of the batch it belongs to (traced only). */
     const follow = (ingestionId: string, span: Tracer.AnySpan | undefined) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<Terminal, string> => {
+          if (stopped !== undefined) return Effect.fail(stopped)
           let entry = entries.get(ingestionId)
           if (entry === undefined) {
             const wake = entries.size === 0 || (!lists && now + initial < sleepingUntil)

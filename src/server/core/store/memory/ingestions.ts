@@ -154,13 +154,19 @@ export const make = (state: MemoryState): IngestionStoreService => {
     // woke it (setImmediate runs after this turn's I/O callbacks), a worker claims many
     // ingestions at once. Woken at once, a worker under load claimed each ingestion alone and
     // then found nothing: 40,021 claims for 20,010 ingestions; now about 8 per claim.
-    // Woken too when the first ingestion that waits for its `processing` delay is due.,
+    // Woken too when the first ingestion that waits for its `processing` delay is due, or
+    // whose claim's lease ran out. A head that can be taken already is not waited for: it may
+    // have come due since the worker's claim found nothing (the clock moved between the two),
+    // and waiting then for an arrival hung the worker at the end of a run, with nothing more
+    // to arrive (seen once in `bench:tracking`: the last 77 ingestions never processed).
     awaitIngestions: Effect.flatMap(Clock.currentTimeMillis, (now) => {
       let due = Infinity
       for (const queue of queues.values()) {
         const head = queue[0]!
-        if (head.dueAt > now && head.dueAt < due) due = head.dueAt
+        const at = Math.max(head.dueAt, head.owner === undefined ? 0 : head.leaseUntil)
+        if (at < due) due = at
       }
+      if (due <= now) return afterIo
       const woken = Queue.take(wakeUp)
       return Effect.zipRight(due === Infinity ? woken : Effect.timeoutOption(woken, due - now), afterIo)
     }),

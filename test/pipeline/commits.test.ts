@@ -15,6 +15,9 @@ const writer = (name: string, log: Array<string>, before: Effect.Effect<void> = 
   commit: (position: Position) => Effect.zipRight(before, Effect.sync(() => log.push(`${name} ${position.partition}@${position.offset}`)))
 })
 
+/** Commits with no run identity and no events. */
+const newCommits = () => new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+
 const delivered = (partition: string, seq: number, offset: number): DeliveredUnit => ({
   partition,
   fromSeq: seq,
@@ -29,7 +32,7 @@ describe("commits", () => {
     Effect.gen(function*() {
       const log: Array<string> = []
       const slow = yield* Deferred.make<void>()
-      const commits = new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+      const commits = newCommits()
       commits.assign([
         { partition: "p1", committed: undefined, cuts: [], checkpoint: writer("p1", log, Deferred.await(slow)) },
         { partition: "p0", committed: undefined, cuts: [], checkpoint: writer("old", log) }
@@ -52,7 +55,7 @@ describe("commits", () => {
     Effect.gen(function*() {
       const log: Array<string> = []
       const slow = yield* Deferred.make<void>()
-      const commits = new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+      const commits = newCommits()
       commits.assign([
         { partition: "p0", committed: undefined, cuts: [], checkpoint: writer("slow", log, Deferred.await(slow)) },
         { partition: "p1", committed: undefined, cuts: [], checkpoint: writer("fast", log) }
@@ -83,7 +86,7 @@ describe("commits", () => {
             writing--
           })
       }
-      const commits = new Commits("file", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
+      const commits = newCommits()
       commits.assign(["a", "b", "c"].map((partition) => ({ partition, committed: undefined, cuts: [], checkpoint: shared })))
       commits.delivered(delivered("a", 0, 1))
       commits.delivered(delivered("b", 0, 2))

@@ -1,8 +1,7 @@
 /**
- * Writes of cuts made in groups, one write at a time: the cuts noted while a write runs go
- * together in the next. A caller notes its cuts and gets the effect that completes once a
- * write holding them is done, so it can go on with other work meanwhile (the pull loop) or
- * wait at once (`record`, the scheduler's splits).
+ * Writes of cuts made in groups, one write at a time: the cuts recorded while a write runs go
+ * together in the next, and each `record` completes once a write holding its cuts is done
+ * (the scheduler's splits: one write each cost a whole checkpoint file per batch in parts).
  *
  * One at a time because a write replaces what the store holds for a partition (a Kafka
  * commit's metadata, a checkpoint file): two at once could land in either order, and the
@@ -19,12 +18,7 @@ import type { BatchCut } from "../vocabulary.js"
  * @category models
  */
 export interface GroupedWrites<E> {
-  /**
-   * Notes the cuts (the writer starts if none is under way) and answers the effect that
-   * completes once a write holding them is done. Noting cannot be interrupted halfway.
-   */
-  readonly note: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<Effect.Effect<void, E>>
-  /** Notes the cuts and waits for their write. */
+  /** Records the cuts (the writer starts if none is under way) and waits for their write. */
   readonly record: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, E>
 }
 
@@ -57,14 +51,16 @@ export const groupedWrites = <E>(
     })
     // Nothing is noted until the effect runs; the writer is started where the cuts are noted,
     // so an interruption can never leave cuts noted with no writer to take them.
-    const note = (cuts: ReadonlyArray<BatchCut>): Effect.Effect<Effect.Effect<void, E>> =>
-      Effect.uninterruptible(Effect.suspend(() => {
-        if (cuts.length === 0) return Effect.succeed(Effect.void)
-        for (const cut of cuts) waiting.push(cut)
-        const mine = Deferred.await(done ??= Deferred.unsafeMake<void, E>(FiberId.none))
-        if (writing) return Effect.succeed(mine)
-        writing = true
-        return Effect.as(FiberSet.run(writers, drain), mine)
-      }))
-    return { note, record: (cuts) => Effect.flatten(note(cuts)) }
+    const record = (cuts: ReadonlyArray<BatchCut>): Effect.Effect<void, E> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          if (cuts.length === 0) return Effect.void
+          for (const cut of cuts) waiting.push(cut)
+          const mine = restore(Deferred.await(done ??= Deferred.unsafeMake<void, E>(FiberId.none)))
+          if (writing) return mine
+          writing = true
+          return Effect.zipRight(FiberSet.run(writers, drain), mine)
+        })
+      )
+    return { record }
   })

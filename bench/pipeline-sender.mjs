@@ -9,6 +9,10 @@
 //   mode typed      the same `run`, with typed records: each record decoded with an Effect Schema
 //                   of its fields (`ts` a Date), one `Typed.map` (the amount in cents), and
 //                   encoded with the output schema; the dataset's schema is checked against it
+//   mode floor      the raw sender's loop doing what every record needs in the pipeline, with the
+//                   pipeline's pure parts and no Effect runtime: the schema check, the key order,
+//                   bodies from the records' texts, idempotency keys (no checkpoint writes): the
+//                   least a pipeline with these checks could cost
 //   mode raw        the hand-written baseline: split the file into lines, JSON.parse each, POST
 //                   100-record bodies (JSON.stringify) with an idempotency key through
 //                   undici.request, then GET the ingestion until it is terminal; `concurrency`
@@ -101,6 +105,113 @@ const raw = async () => {
   }
 }
 
+/**
+ * The raw sender's loop doing the work every record needs in the pipeline, with the
+ * pipeline's own pure parts and no Effect runtime: each line checked against the dataset's
+ * schema (`checkElement`), keyed batches entered in the key order (`Conflicts`, a batch
+ * waiting for the earlier ones that share a key), bodies from the records' texts
+ * (`batchBodyBytes`) and idempotency keys from their coordinates (`idempotencyKey`). No
+ * checkpoint is written: what it costs is the least a pipeline with these checks could cost.
+ */
+const floor = async () => {
+  const distDir = distArg ? resolve(distArg) : new URL("../dist", import.meta.url).pathname
+  const dist = (path) => import(pathToFileURL(join(distDir, path)).href)
+  const [{ request }, { checkElement }, { Conflicts }, { batchBodyBytes }, { idempotencyKey }] = await Promise.all([
+    import("undici"),
+    dist("src/pipeline/validate.js"),
+    dist("src/pipeline/internal/conflicts.js"),
+    dist("src/pipeline/batch.js"),
+    dist("src/pipeline/internal/ingest.js")
+  ])
+  const headers = { "content-type": "application/json", "x-api-key": apiKey }
+  const pollHeaders = { "x-api-key": apiKey }
+  const schemaReply = await request(`${baseUrl}/v2/datasets/${datasetId}/schema`, { method: "GET", headers: pollHeaders })
+  const schemaBody = await schemaReply.body.json()
+  const schema = {
+    columns: schemaBody.data.items.map((column) => ({ id: column.id, dataType: column.dataType })),
+    primaryKey: schemaBody.data.primaryKey ?? []
+  }
+  const check = checkElement(schema)
+  const conflicts = new Conflicts()
+  const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+  const partition = file
+  let accepted = 0
+  let batches = 0
+
+  const sendBatch = async (records, ticket) => {
+    if (!conflicts.ready(ticket)) await ticket.item.ready
+    const first = records[0].position.offset
+    const last = records[records.length - 1].position.offset
+    const posted = await request(dataPath, {
+      method: "POST",
+      headers: { ...headers, "idempotency-key": idempotencyKey(datasetId, "floor", partition, first, last) },
+      body: batchBodyBytes(records)
+    })
+    const answer = await posted.body.json()
+    if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}: ${JSON.stringify(answer)}`)
+    const pollPath = `${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`
+    for (let wait = 20;; wait = Math.min(1000, Math.ceil(wait * 1.5))) {
+      const polled = await request(pollPath, { method: "GET", headers: pollHeaders })
+      const detail = await polled.body.json()
+      if (polled.statusCode !== 200) throw new Error(`GET answered ${polled.statusCode}: ${JSON.stringify(detail)}`)
+      const status = detail.data.status
+      if (status === "success") {
+        const counts = detail.data.summary.ingestion
+        accepted += counts.appendedRecordCount + counts.overwrittenRecordCount
+        batches++
+        for (const freed of conflicts.done(ticket)) freed.item.open()
+        return
+      }
+      if (status !== "queued" && status !== "processing") throw new Error(`ingestion ended ${status}`)
+      await sleep(wait)
+    }
+  }
+
+  const inFlight = new Set()
+  const dispatch = async (records) => {
+    const keys = records.map((record) => record.key)
+    const item = {}
+    item.ready = new Promise((open) => (item.open = open))
+    const ticket = conflicts.add(item, partition, keys)
+    const sent = sendBatch(records, ticket).finally(() => inFlight.delete(sent))
+    inFlight.add(sent)
+    if (inFlight.size >= concurrency) await Promise.race(inFlight)
+  }
+
+  return async () => {
+    let records = 0
+    let batch = []
+    let rest = ""
+    let byteOffset = 0
+    const take = (line) => {
+      byteOffset += line.length + 1
+      const element = { _tag: "Record", position: { partition, offset: records, resume: { byteOffset } }, value: JSON.parse(line), json: line }
+      const checked = check(element, records)
+      records++
+      if (checked._tag !== "Valid") throw new Error(`line ${records}: ${JSON.stringify(checked)}`)
+      batch.push({ position: checked.position, json: checked.json, key: checked.key })
+    }
+    for await (const chunk of createReadStream(file, { encoding: "utf8", highWaterMark: 64 * 1024 })) {
+      const lines = (rest + chunk).split("\n")
+      rest = lines.pop()
+      for (const line of lines) {
+        if (line === "") continue
+        take(line)
+        if (batch.length === recordsPerBatch) {
+          const full = batch
+          batch = []
+          await dispatch(full)
+        }
+      }
+    }
+    if (rest !== "") take(rest)
+    if (batch.length > 0) await dispatch(batch)
+    await Promise.all(inFlight)
+    return { records, accepted, batches }
+  }
+}
+
 const pipeline = async (typed) => {
   const distDir = distArg ? resolve(distArg) : new URL("../dist", import.meta.url).pathname
   const dist = (path) => import(pathToFileURL(join(distDir, path)).href)
@@ -156,7 +267,7 @@ const pipeline = async (typed) => {
 }
 
 try {
-  const send = await (mode === "raw" ? raw() : pipeline(mode === "typed"))
+  const send = await (mode === "raw" ? raw() : mode === "floor" ? floor() : pipeline(mode === "typed"))
   const cpuBefore = cpuNow()
   const started = performance.now()
   const result = await send()

@@ -312,6 +312,13 @@ function* framed(frame: ReturnType<typeof framer>, reads: Chunk.Chunk<Uint8Array
 const readChunkBytes = 1024 * 1024
 
 /**
+ * Reads done ahead of the framer: one. The platform's default, 16, held 16 MB of the file in
+ * buffers the records had not reached yet: 308 against 285 MB of peak RSS on
+ * `bench:pipeline` (500k records), the same CPU.
+ */
+const readsAhead = 1
+
+/**
  * An NDJSON file. A restart seeks to the committed byte offset: nothing committed is read
  * again. The source name is the file's absolute path.
  *
@@ -340,7 +347,7 @@ export const fromFile = (
               })
             )
           }
-          return fs.stream(path, { offset: byteOffset, chunkSize: readChunkBytes })
+          return fs.stream(path, { offset: byteOffset, chunkSize: readChunkBytes, bufferSize: readsAhead })
         })
       ).pipe(
         Stream.mapError((error: PlatformError | NdjsonReadError) =>

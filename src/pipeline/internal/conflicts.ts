@@ -69,7 +69,16 @@ export class Conflicts<A> {
    * values (none: it conflicts with nothing). Answers its ticket; `ready(ticket)` says
    * whether it may go now.
    */
-  add(item: A, partition: string, keys: ReadonlyArray<KeyValue>): Ticket<A> {
+  add(
+    item: A,
+    partition: string,
+    keys: ReadonlyArray<KeyValue>,
+    /**
+     * `blocked` just answered none of `keys` (nothing happened since): the holders need not
+     * be looked up, only replaced (a look-up is a third of a key's cost here).
+     */
+    unheld = false
+  ): Ticket<A> {
     const ticket: Ticket<A> = { item, partition, keys, waitingOn: 0, dependents: [], done: false }
     this.live++
     if (keys.length === 0) return ticket
@@ -77,6 +86,11 @@ export class Conflicts<A> {
     if (held === undefined) this.holders.set(partition, held = { byKey: new Map(), sweepAt: minimumSweep, pending: new Set() })
     held.pending.add(ticket)
     const byKey = held.byKey
+    if (unheld) {
+      for (let i = 0; i < keys.length; i++) byKey.set(keys[i]!, ticket)
+      if (byKey.size >= held.sweepAt) sweep(held)
+      return ticket
+    }
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!
       const holder = byKey.get(key)

@@ -341,7 +341,9 @@ export const makeScheduler = <E>(options: {
             const blocked = keys.length === 0 || batch.closedBy === "recorded" ? undefined : conflicts.blocked(batch.partition, keys)
             const offsets = blocked === undefined ? undefined : heldOffsets(batch.records, blocked)
             const cut = offsets === undefined ? undefined : { ...batchCut(batch), held: offsets }
-            if (cut === undefined || options.roomForParts?.(cut) === false) return enter(slot, conflicts.add(slot, batch.partition, keys))
+            if (cut === undefined || options.roomForParts?.(cut) === false) {
+              return enter(slot, conflicts.add(slot, batch.partition, keys, keys.length > 0 && blocked === undefined && batch.closedBy !== "recorded"))
+            }
             // Neither part is sent before the split is recorded; splits admitted while a write
             // is under way go together in the next one (one write each cost a whole checkpoint
             // file per batch in parts: 14% of a keyed run's CPU with a thousand batches pending).

@@ -700,8 +700,8 @@ const deliverAndComplete = (
         counters.replayed += outcome.replayed
         counters.rejected += outcome.rejected.length
         // The common case, nothing to write, trace or tell: the batch is marked delivered in
-        // this step (each `zipRight` of nothing costs the runtime two steps, about a tenth of a
-        // batch's steps on `bench:pipeline`).
+        // this step. Each `zipRight` of nothing costs the runtime steps; with the events nobody
+        // listens to, 10 of a batch's 208 steps on `bench:pipeline`.
         if (done.letters.length === 0 && !run.traced && !run.emits) {
           completed(run, batch, done)
           return Effect.void

@@ -15,6 +15,9 @@ const writer = (name: string, log: Array<string>, before: Effect.Effect<void> = 
   commit: (position: Position) => Effect.zipRight(before, Effect.sync(() => log.push(`${name} ${position.partition}@${position.offset}`)))
 })
 
+/** A partition assigned with nothing committed and no cuts, its commits going to `checkpoint`. */
+const fresh = (partition: string, checkpoint: CheckpointWriter) => ({ partition, committed: undefined, cuts: [], checkpoint })
+
 /** Commits with no run identity and no events. */
 const newCommits = () => new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), () => Effect.void)
 
@@ -34,8 +37,8 @@ describe("commits", () => {
       const slow = yield* Deferred.make<void>()
       const commits = newCommits()
       commits.assign([
-        { partition: "p1", committed: undefined, cuts: [], checkpoint: writer("p1", log, Deferred.await(slow)) },
-        { partition: "p0", committed: undefined, cuts: [], checkpoint: writer("old", log) }
+        fresh("p1", writer("p1", log, Deferred.await(slow))),
+        fresh("p0", writer("old", log))
       ])
       commits.delivered(delivered("p1", 0, 0))
       commits.delivered(delivered("p0", 0, 7))
@@ -57,8 +60,8 @@ describe("commits", () => {
       const slow = yield* Deferred.make<void>()
       const commits = newCommits()
       commits.assign([
-        { partition: "p0", committed: undefined, cuts: [], checkpoint: writer("slow", log, Deferred.await(slow)) },
-        { partition: "p1", committed: undefined, cuts: [], checkpoint: writer("fast", log) }
+        fresh("p0", writer("slow", log, Deferred.await(slow))),
+        fresh("p1", writer("fast", log))
       ])
       commits.delivered(delivered("p0", 0, 4))
       commits.delivered(delivered("p1", 0, 9))
@@ -87,7 +90,7 @@ describe("commits", () => {
           })
       }
       const commits = newCommits()
-      commits.assign(["a", "b", "c"].map((partition) => ({ partition, committed: undefined, cuts: [], checkpoint: shared })))
+      commits.assign(["a", "b", "c"].map((partition) => fresh(partition, shared)))
       commits.delivered(delivered("a", 0, 1))
       commits.delivered(delivered("b", 0, 2))
       commits.delivered(delivered("c", 0, 3))

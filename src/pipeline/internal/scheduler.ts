@@ -338,11 +338,13 @@ export const makeScheduler = <E>(options: {
             const keys = batchKeys(batch)
             // Recorded in parts before (a restart, a rebalance): the same parts again, nothing to record.
             if (batch.held !== undefined) return enterInParts(slot, batch.held, undefined)
-            const blocked = keys.length === 0 || batch.closedBy === "recorded" ? undefined : conflicts.blocked(batch.partition, keys)
+            // A batch closed at a recorded cut goes as recorded: its holders are not asked.
+            const asked = keys.length > 0 && batch.closedBy !== "recorded"
+            const blocked = asked ? conflicts.blocked(batch.partition, keys) : undefined
             const offsets = blocked === undefined ? undefined : heldOffsets(batch.records, blocked)
             const cut = offsets === undefined ? undefined : { ...batchCut(batch), held: offsets }
             if (cut === undefined || options.roomForParts?.(cut) === false) {
-              return enter(slot, conflicts.add(slot, batch.partition, keys, keys.length > 0 && blocked === undefined && batch.closedBy !== "recorded"))
+              return enter(slot, conflicts.add(slot, batch.partition, keys, asked && blocked === undefined))
             }
             // Neither part is sent before the split is recorded; splits admitted while a write
             // is under way go together in the next one (one write each cost a whole checkpoint

@@ -72,11 +72,11 @@ const makeClients = (config: ClientConfig) =>
     const callersDispatcher = yield* Effect.serviceOption(NodeHttpClient.Dispatcher)
     const dispatcher = Option.orElse(ownAgent, () => callersDispatcher)
     const attempts = Option.isSome(dispatcher) && config.traceRequests !== true
-      ? Option.some(Transport.exchanges(dispatcher.value, config.baseUrl, apiKey))
+      ? Option.some(Transport.calls(dispatcher.value, config.baseUrl, apiKey))
       : Option.none()
     const exchanges = Option.match(attempts, {
       onNone: () => Transport.exchangesVia(http),
-      onSome: retries.exchanges
+      onSome: (attempts) => Transport.exchangesOf(retries.calls(attempts))
     })
     return {
       v1,
@@ -86,13 +86,13 @@ const makeClients = (config: ClientConfig) =>
       /** The pipeline's hot path: authenticated, retrying requests under the base URL, answers read whole. */
       exchanges,
       /**
-       * Single attempts of `exchanges`, before its retries (none when requests are traced): for
-       * a caller that wraps each attempt (the pipeline times each one for its concurrency limit)
-       * and then retries them with `retrying`.
+       * Single attempts of `exchanges` in callback form, before its retries (none when requests
+       * are traced): for a caller that wraps each attempt (the pipeline times each one for its
+       * concurrency limit) and then retries them with `retrying`.
        */
       attempts,
-      /** The client's retry policy over exchanges (sharing its `Retry-After` pause). */
-      retrying: retries.exchanges,
+      /** The client's retry policy over exchanges in callback form (sharing its `Retry-After` pause). */
+      retrying: retries.calls,
       /** The retry policy in force. */
       retryPolicy: policy,
       /** The service's base address, as configured. */

@@ -11,7 +11,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import { Clock, Duration, Effect, Either } from "effect"
-import type { Exchanges } from "./transport.js"
+import { type Calls, type Cancel, ExchangeError, type Exchange, type Exchanges, type Reply } from "./transport.js"
 
 /**
  * @since 0.1.0
@@ -142,7 +142,23 @@ export interface RetryNotice {
 export interface Retries {
   readonly client: (client: HttpClient.HttpClient) => HttpClient.HttpClient
   readonly exchanges: (exchanges: Exchanges) => Exchanges
+  /** The same retries over exchanges in callback form (the pipeline's hot path). */
+  readonly calls: (calls: Calls) => Calls
 }
+
+/** What retrying needs to know of an exchange's outcome. */
+const judgeExchange = (outcome: Reply | ExchangeError): Verdict => {
+  if (outcome instanceof ExchangeError) return transportFailure
+  if (!isTransientStatus(outcome.status)) return settled
+  const retryAfter = outcome.headers["retry-after"]
+  return { transient: true, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined }
+}
+
+/** An exchange's request and what went wrong with it, for a `RetryNotice`. */
+const describeExchange = (exchange: Exchange, outcome: Reply | ExchangeError) => ({
+  request: `${exchange.method} ${exchange.path}`,
+  cause: outcome instanceof ExchangeError ? causeText(outcome.cause) : `HTTP ${outcome.status}`
+})
 
 /**
  * Makes the wrappers that retry transient failures per `policy`; the last answer (or error)
@@ -215,19 +231,39 @@ export const makeRetries = (
       exchanges: (exchanges) => (exchange) =>
         retrying(
           exchanges(exchange),
-          (outcome) =>
-            Either.match(outcome, {
-              onLeft: () => transportFailure,
-              onRight: (reply) => {
-                if (!isTransientStatus(reply.status)) return settled
-                const retryAfter = reply.headers["retry-after"]
-                return { transient: true, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined }
-              }
-            }),
-          (outcome) => ({
-            request: `${exchange.method} ${exchange.path}`,
-            cause: Either.match(outcome, { onLeft: (error) => causeText(error.cause), onRight: (reply) => `HTTP ${reply.status}` })
+          (outcome) => judgeExchange(Either.merge(outcome)),
+          (outcome) => describeExchange(exchange, Either.merge(outcome))
+        ),
+      calls: (calls) => (exchange, done) => {
+        let cancelAttempt: Cancel | undefined
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const attempt = (n: number) => {
+          timer = undefined
+          const now = Date.now()
+          if (pausedUntil > now) {
+            timer = setTimeout(attempt, pausedUntil - now, n)
+            return
+          }
+          cancelAttempt = calls(exchange, (outcome) => {
+            cancelAttempt = undefined
+            const verdict = n >= policy.maxRetries ? settled : judgeExchange(outcome)
+            if (!verdict.transient) return done(outcome)
+            const now = Date.now()
+            const floor = retryAfterMillis(verdict.retryAfter, now)
+            if (floor !== undefined) pausedUntil = Math.max(pausedUntil, now + floor)
+            const waitMillis = Math.max(floor ?? 0, backoffMillis(policy, n))
+            // Told on a fiber of its own: a retry is rare, and the caller is not waiting in Effect.
+            if (onRetry !== undefined) {
+              Effect.runFork(onRetry({ ...describeExchange(exchange, outcome), attempt: n + 1, maxRetries: policy.maxRetries, waitMillis }))
+            }
+            timer = setTimeout(attempt, waitMillis, n + 1)
           })
-        )
+        }
+        attempt(0)
+        return () => {
+          if (timer !== undefined) clearTimeout(timer)
+          cancelAttempt?.()
+        }
+      }
     }
   })

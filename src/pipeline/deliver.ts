@@ -15,10 +15,10 @@
  *
  * @since 0.1.0
  */
-import { Data, Duration, Effect, Stream } from "effect"
+import { Data, Duration, Effect, Exit, Option, Runtime, Stream, type Tracer } from "effect"
 import { dual } from "effect/Function"
-import type { Exchanges } from "../client/transport.js"
-import { type Accepted, makePost, type Settled, settle } from "./internal/ingest.js"
+import { type Calls, type Cancel, ExchangeError, type Exchanges } from "../client/transport.js"
+import { isPostFailure, makePost, type Post, settle } from "./internal/ingest.js"
 import { ingestWire } from "./internal/ingestWire.js"
 import { makeTracker, type Tracker } from "./internal/tracking.js"
 import type { Batch, Delivered, DeliveredUnit, Unit } from "./vocabulary.js"
@@ -83,15 +83,101 @@ export interface DeliveryOptions {
 export const defaultPoll = { initial: "20 millis", max: "1 second" } as const
 
 /**
- * The parts of a delivery a run shares between its batches: how to post, and the tracker
- * that follows the accepted ingestions.
+ * The parts of a delivery a run shares between its batches: how to post and through what, and
+ * the tracker that follows the accepted ingestions.
  *
  * @since 0.2.0
  * @category models
  */
 export interface Delivery {
-  readonly post: ReturnType<typeof makePost>
+  readonly post: Post
+  /** The posts' exchanges in callback form (untraced runs), else `postExchanges` are used. */
+  readonly postCalls: Calls | undefined
+  readonly postExchanges: Exchanges
   readonly tracker: Tracker
+}
+
+/**
+ * One batch from its post to the end of its ingestion(s), in callback form: `accepted` is
+ * called once the service took the batch (or refused it), `done` once with the outcome or the
+ * failure, unless cancelled.
+ */
+const deliverWith = (
+  delivery: Delivery,
+  calls: Calls,
+  batch: Batch,
+  accepted: () => void,
+  part: string | undefined,
+  span: Tracer.AnySpan | undefined,
+  done: (outcome: Delivered | DeliveryError) => void
+): Cancel => {
+  const { partition, records } = batch
+  const failure = (reason: string, status?: number) =>
+    new DeliveryError({
+      reason,
+      partition,
+      first: records[0]!.position.offset,
+      last: records[records.length - 1]!.position.offset,
+      status
+    })
+  let cancel = delivery.post(calls, partition, records, part, (posted) => {
+    if (isPostFailure(posted)) return done(failure(posted.reason, posted.status))
+    accepted()
+    const ingestions = posted.accepted
+    const outcome = {
+      ingestionIds: ingestions.map((one) => one.ingestionId),
+      sent: records.length,
+      accepted: 0,
+      replayed: 0,
+      rejected: [] as Delivered["rejected"],
+      refused: posted.refused
+    }
+    if (ingestions.length === 0) return done(outcome)
+    let left = ingestions.length
+    let over = false
+    const cancels: Array<Cancel> = []
+    for (const ingestion of ingestions) {
+      if (over) break
+      cancels.push(delivery.tracker.follow(ingestion.ingestionId, (terminal) => {
+        if (over) return
+        const settled = typeof terminal === "string" ? terminal : settle(ingestion, terminal)
+        if (typeof settled === "string") {
+          over = true
+          for (const other of cancels) other()
+          return done(failure(settled))
+        }
+        outcome.accepted += settled.stored
+        if (ingestion.replayed) outcome.replayed += settled.stored
+        if (settled.rejected.length > 0) outcome.rejected = outcome.rejected.length === 0 ? settled.rejected : [...outcome.rejected, ...settled.rejected]
+        if (--left === 0) {
+          over = true
+          done(outcome)
+        }
+      }, span))
+    }
+    cancel = () => {
+      over = true
+      for (const other of cancels) other()
+    }
+  })
+  return () => cancel()
+}
+
+/** Exchanges as calls run on `runtime` (the batch's fiber's: its span is their parent). */
+const callsOn = (exchanges: Exchanges, runtime: Runtime.Runtime<never>): Calls => {
+  const run = Runtime.runCallback(runtime)
+  return (exchange, done) => {
+    const key = exchange.headers?.["idempotency-key"]
+    const traced = key === undefined ? exchanges(exchange) : Effect.zipRight(Effect.annotateCurrentSpan("tributary.idempotency_key", key), exchanges(exchange))
+    const cancel = run(traced, {
+      onExit: (exit) => {
+        if (Exit.isSuccess(exit)) return done(exit.value)
+        const failure = exit.cause._tag === "Fail" ? exit.cause.error : new ExchangeError({ method: exchange.method, path: exchange.path, cause: exit.cause })
+        done(failure)
+      }
+    })
+    return () => cancel()
+  }
 }
 
 /**
@@ -103,62 +189,40 @@ export interface Delivery {
 export const deliverBatch = (
   delivery: Delivery,
   batch: Batch,
-  /** Runs once the service took the batch (or refused it), before its ingestions are followed. */
-  accepted: Effect.Effect<void> = Effect.void,
+  /** Called once the service took the batch (or refused it), before its ingestions are followed. */
+  accepted: () => void = () => {},
   /** Which of a batch's records `batch` holds, when the batch goes in parts (part of the keys). */
   part?: string
 ): Effect.Effect<Delivered, DeliveryError> => {
-  const { partition, records } = batch
-  const failure = (reason: string, status?: number) =>
-    new DeliveryError({
-      reason,
-      partition,
-      first: records[0]!.position.offset,
-      last: records[records.length - 1]!.position.offset,
-      status
+  const deliver = (calls: Calls, span: Tracer.AnySpan | undefined) =>
+    Effect.async<Delivered, DeliveryError>((resume) => {
+      const cancel = deliverWith(delivery, calls, batch, accepted, part, span, (outcome) =>
+        resume(outcome instanceof DeliveryError ? Effect.fail(outcome) : Effect.succeed(outcome)))
+      return Effect.sync(cancel)
     })
-  const follow = (accepted: Accepted): Effect.Effect<Settled & Accepted, DeliveryError> =>
-    Effect.flatMap(Effect.mapError(delivery.tracker.track(accepted.ingestionId), (reason) => failure(reason)), (terminal) => {
-      const settled = settle(accepted, terminal)
-      return typeof settled === "string" ? Effect.fail(failure(settled)) : Effect.succeed({ ...accepted, ...settled })
-    })
-  return delivery.post(partition, records, part).pipe(
-    Effect.mapError((failed) => failure(failed.reason, failed.status)),
-    Effect.tap(() => accepted),
-    Effect.flatMap((posted) =>
-      Effect.map(
-        posted.accepted.length === 1 ? Effect.map(follow(posted.accepted[0]!), (one) => [one]) : Effect.all(posted.accepted.map(follow)),
-        (parts): Delivered => {
-          let accepted = 0
-          let replayed = 0
-          for (const part of parts) {
-            accepted += part.stored
-            if (part.replayed) replayed += part.stored
-          }
-          return {
-            ingestionIds: parts.map((part) => part.ingestionId),
-            sent: records.length,
-            accepted,
-            replayed,
-            rejected: parts.length === 1 ? parts[0]!.rejected : parts.flatMap((part) => part.rejected),
-            refused: posted.refused
-          }
-        }
-      )
-    )
+  if (delivery.postCalls !== undefined) return deliver(delivery.postCalls, undefined)
+  // Traced: the posts run on the batch's fiber's runtime (their spans its children), and the
+  // polls link to its span.
+  return Effect.flatMap(
+    Effect.zip(Effect.runtime<never>(), Effect.option(Effect.currentParentSpan)),
+    ([runtime, span]) => deliver(callsOn(delivery.postExchanges, runtime), Option.getOrUndefined(span))
   )
 }
 
 /**
- * A delivery whose tracker lives as long as the scope: posts through `postExchanges` (a run's
- * limited ones) or `exchanges`, polls through `exchanges`.
+ * A delivery whose tracker lives as long as the scope: posts through `postCalls` or
+ * `postExchanges` (a run's limited ones), else `calls` or `exchanges`; polls through `calls`
+ * or `exchanges`.
  *
  * @since 0.2.0
  * @category constructors
  */
 export const makeDelivery = (
   options: DeliveryOptions & {
+    /** The exchanges in callback form (untraced), used instead of `exchanges` when given. */
+    readonly calls?: Calls | undefined
     readonly postExchanges?: Exchanges | undefined
+    readonly postCalls?: Calls | undefined
     /** The run identity of a partition's batches (part of their keys). */
     readonly runOf?: ((partition: string) => string | undefined) | undefined
   }
@@ -166,16 +230,20 @@ export const makeDelivery = (
   Effect.gen(function*() {
     const { destination } = options
     const wire = ingestWire(destination.api ?? "v2", destination.datasetId)
-    const tracker = yield* makeTracker({ exchanges: options.exchanges, wire, poll: options.poll ?? defaultPoll, traced: options.traced })
-    const post = makePost({
-      exchanges: options.postExchanges ?? options.exchanges,
+    const tracker = yield* makeTracker({
+      exchanges: options.exchanges,
+      calls: options.calls,
       wire,
-      datasetId: destination.datasetId,
-      sourceName: options.sourceName,
-      runOf: options.runOf,
+      poll: options.poll ?? defaultPoll,
       traced: options.traced
     })
-    return { post, tracker } satisfies Delivery
+    const post = makePost({ wire, datasetId: destination.datasetId, sourceName: options.sourceName, runOf: options.runOf })
+    return {
+      post,
+      postCalls: options.postCalls ?? (options.postExchanges === undefined ? options.calls : undefined),
+      postExchanges: options.postExchanges ?? options.exchanges,
+      tracker
+    } satisfies Delivery
   })
 
 /**

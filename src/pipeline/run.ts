@@ -556,7 +556,7 @@ const contractOfConfig = (
 /**
  * The run's delivery: posts go through the adaptive limit, one attempt at a time, under the
  * client's retries and the outage watch; polls go under the retries and the watch only (they
- * are few, and must not wait behind posts).
+ * are few, and must not wait behind posts). Untraced, all of it in callback form.
  */
 const makeRunDelivery = (
   client: TributaryClientService,
@@ -574,11 +574,14 @@ const makeRunDelivery = (
     poll,
     traced: client.traced,
     exchanges: outages.watch(client.exchanges),
-    postExchanges: outages.watch(Option.match(client.attempts, {
+    ...Option.match(client.attempts, {
       // Traced requests retry inside the platform client: the limit then times whole sequences.
-      onNone: () => limiter.wrap(client.exchanges),
-      onSome: (attempts) => client.retrying(limiter.wrap(attempts))
-    }))
+      onNone: () => ({ postExchanges: outages.watch(limiter.wrap(client.exchanges)) }),
+      onSome: (attempts) => ({
+        calls: outages.watchCalls(client.retrying(attempts)),
+        postCalls: outages.watchCalls(client.retrying(limiter.wrapCalls(attempts)))
+      })
+    })
   })
 
 /** Announces the adaptive limit when it moves (checked each 250 ms). */
@@ -666,7 +669,7 @@ const writeTotals = (checkpoint: CheckpointStore | undefined, prepared: Prepared
  */
 const deliverAndComplete = (
   batch: Batch,
-  accepted: Effect.Effect<void>,
+  accepted: () => void,
   heldBack: HeldBack | undefined,
   run: {
     readonly delivery: Delivery

@@ -35,7 +35,7 @@ describe("the scheduler", () => {
         ...defaults,
         deliver: (batch, accepted) =>
           Effect.zipRight(
-            accepted,
+            Effect.sync(accepted),
             batch.partition === "p" && batch.fromSeq === 0
               ? Deferred.await(stuck)
               : Effect.sync(() => delivered.push(`${batch.partition}${batch.fromSeq}`))
@@ -64,7 +64,7 @@ describe("the scheduler", () => {
           Effect.gen(function*() {
             order.push(`start ${batch.fromSeq}`)
             yield* Effect.sleep("20 millis")
-            yield* accepted
+            accepted()
             order.push(`end ${batch.fromSeq}`)
           })
       })
@@ -87,7 +87,7 @@ describe("the scheduler", () => {
             const keys = (records: ReadonlyArray<{ readonly key?: unknown }>) => records.map((r) => String(r.key)).join(",")
             if (heldBack === undefined) {
               sent.push(`${batch.fromSeq}: ${keys(batch.records)}`)
-              yield* accepted
+              accepted()
               if (batch.fromSeq === 0) yield* Deferred.await(first) // the earlier batch stays unfinished
               return
             }
@@ -96,7 +96,7 @@ describe("the scheduler", () => {
             sent.push(`${batch.fromSeq} now: ${keys(free)}`)
             expect(yield* heldBack.ready).toBe(true)
             sent.push(`${batch.fromSeq} later: ${keys(held)}`)
-            yield* accepted
+            accepted()
           })
       })
       yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
@@ -120,7 +120,7 @@ describe("the scheduler", () => {
           Effect.gen(function*() {
             calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
             if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* heldBack.ready}`)
-            yield* accepted
+            accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
           })
       })
@@ -148,17 +148,17 @@ describe("the scheduler", () => {
           Effect.gen(function*() {
             if (heldBack === undefined) {
               sent.push(`${batch.fromSeq}: ${keys(batch.records)}`)
-              yield* accepted
+              accepted()
               if (batch.fromSeq === 0) yield* Deferred.await(first)
               return
             }
             sent.push(`${batch.fromSeq} now: ${keys(batch.records.filter((r) => !heldBack.offsets.has(r.position.offset)))}`)
-            yield* heldBack.freeAccepted
+            heldBack.freeAccepted()
             yield* Effect.sleep("10 millis") // the free part's ingestion ends
             yield* heldBack.freeEnded
             yield* heldBack.ready
             sent.push(`${batch.fromSeq} later: ${keys(batch.records.filter((r) => heldBack.offsets.has(r.position.offset)))}`)
-            yield* accepted
+            accepted()
           })
       })
       yield* scheduler.admit(batchOf("p", 0, ["a", "b"])) // stays unfinished
@@ -185,7 +185,7 @@ describe("the scheduler", () => {
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
-            yield* accepted
+            accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
             if (heldBack !== undefined) yield* heldBack.ready
           })
@@ -215,7 +215,7 @@ describe("the scheduler", () => {
         deliver: (batch, accepted) =>
           Effect.gen(function*() {
             events.push(`${batch.fromSeq} sent`)
-            yield* accepted
+            accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
           })
       })
@@ -242,7 +242,7 @@ describe("the scheduler", () => {
                 Effect.flatMap(heldBack.ready, () => Effect.sync(() => events.push(`${batch.fromSeq} held part goes`)))
               ], { concurrency: 2 })
             }
-            yield* accepted
+            accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
           })
       })
@@ -276,7 +276,7 @@ describe("the scheduler", () => {
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
-            yield* accepted
+            accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
           })
       })

@@ -13,7 +13,7 @@
  *   concurrency, then retry, then timeout), so it times a request across all its attempts and
  *   backoffs: one request retried after a backoff looks like a slow answer and lowers the limit
  *   for a reason that is not the service's speed. The driver here sits under the retry wrapper
- *   (`retries.exchanges(limiter.wrap(attempt))`): every attempt is timed on its own, and a
+ *   (`retries.calls(limiter.wrapCalls(attempt))`): every attempt is timed on its own, and a
  *   backoff holds no slot.
  * - Slow start: until the first sign of congestion the limit doubles each window in which it
  *   was reached, instead of growing by one; a pipeline reaches a fast service's capacity in
@@ -31,7 +31,7 @@
  * @since 0.2.0
  */
 import { Cause, Deferred, Effect, Exit, Option } from "effect"
-import type { ExchangeError, Exchanges, Reply } from "../../client/transport.js"
+import { type Calls, type Cancel, ExchangeError, type Exchanges, type Reply } from "../../client/transport.js"
 import { isTransientStatus } from "../../client/retry.js"
 
 /**
@@ -297,6 +297,16 @@ export const outcomeOfExit = (exit: Exit.Exit<Reply, ExchangeError>): Outcome =>
     : "ignored"
 
 /**
+ * What an attempt in callback form says about load: a reply by its status, an `ExchangeError`
+ * (transport error or timeout) is back-pressure.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const outcomeOfCall = (outcome: Reply | ExchangeError): Outcome =>
+  outcome instanceof ExchangeError ? "backpressure" : outcomeOfStatus(outcome.status)
+
+/**
  * Attempts limited by a `ConcurrencyLimit`.
  *
  * @since 0.2.0
@@ -308,6 +318,8 @@ export interface Limiter {
    * own, and reports its outcome. Put it under retries: `retries.exchanges(limiter.wrap(attempt))`.
    */
   readonly wrap: (attempt: Exchanges) => Exchanges
+  /** The same for attempts in callback form: `retries.calls(limiter.wrapCalls(attempt))`. */
+  readonly wrapCalls: (attempt: Calls) => Calls
   /** The current limit. */
   readonly limit: () => number
   /** Attempts running now. */
@@ -319,7 +331,8 @@ export interface Limiter {
 }
 
 interface Waiter {
-  readonly deferred: Deferred.Deferred<void>
+  /** Called when the slot is the waiter's. */
+  readonly grant: () => void
   granted: boolean
 }
 
@@ -344,7 +357,7 @@ export const makeLimiter = (options: ConcurrencyLimitOptions): Effect.Effect<Lim
         const waiter = queue.shift()!
         waiter.granted = true
         core.started()
-        Deferred.unsafeDone(waiter.deferred, Exit.void)
+        waiter.grant()
       }
     }
 
@@ -355,9 +368,10 @@ export const makeLimiter = (options: ConcurrencyLimitOptions): Effect.Effect<Lim
           core.started()
           return Effect.void
         }
-        const waiter: Waiter = { deferred: Deferred.unsafeMake<void>(fiberId), granted: false }
+        const deferred = Deferred.unsafeMake<void>(fiberId)
+        const waiter: Waiter = { grant: () => Deferred.unsafeDone(deferred, Exit.void), granted: false }
         queue.push(waiter)
-        return Effect.onInterrupt(restore(Deferred.await(waiter.deferred)), () =>
+        return Effect.onInterrupt(restore(Deferred.await(deferred)), () =>
           Effect.sync(() => {
             if (waiter.granted) {
               core.abandoned()
@@ -386,8 +400,48 @@ export const makeLimiter = (options: ConcurrencyLimitOptions): Effect.Effect<Lim
         )
       )
 
+    // The same in callback form: a slot is handed over by calling the attempt, so there is no
+    // moment between the grant and the start; a cancelled attempt says nothing about load.
+    const wrapCalls = (attempt: Calls): Calls => (exchange, done) => {
+      let cancelAttempt: Cancel | undefined
+      let start = 0
+      const go = () => {
+        start = now()
+        cancelAttempt = attempt(exchange, (outcome) => {
+          cancelAttempt = undefined
+          const end = now()
+          core.finished(end, end - start, outcomeOfCall(outcome))
+          drain()
+          done(outcome)
+        })
+      }
+      const waiter: Waiter = { grant: go, granted: false }
+      if (queue.length === 0 && core.canStart()) {
+        waiter.granted = true
+        core.started()
+        go()
+      } else {
+        queue.push(waiter)
+      }
+      return () => {
+        if (!waiter.granted) {
+          const at = queue.indexOf(waiter)
+          if (at >= 0) queue.splice(at, 1)
+        } else if (cancelAttempt !== undefined) {
+          cancelAttempt()
+          cancelAttempt = undefined
+          const end = now()
+          core.finished(end, end - start, "ignored")
+        } else {
+          return
+        }
+        drain()
+      }
+    }
+
     return {
       wrap,
+      wrapCalls,
       limit: () => core.limit,
       inFlight: () => core.inFlight,
       waiting: () => queue.length,

@@ -14,8 +14,7 @@
  * @internal
  */
 import * as crypto from "node:crypto"
-import { Effect } from "effect"
-import type { Exchanges } from "../../client/transport.js"
+import { type Calls, type Cancel, ExchangeError, type Reply } from "../../client/transport.js"
 import { batchBodyBytes } from "../batch.js"
 import type { BatchRecord, DeadLetter, Problem } from "../vocabulary.js"
 import type { Detail, IngestWire, Rejection } from "./ingestWire.js"
@@ -121,32 +120,73 @@ export interface PostFailure {
 }
 
 /**
- * Where and how a run posts: the exchanges to use (with their retries, limits and outage
- * handling applied), the wire, and what goes into the keys.
+ * What a run's posts go into the keys and the wire with.
  *
  * @since 0.2.0
  * @category models
  */
 export interface PostOptions {
-  readonly exchanges: Exchanges
   readonly wire: IngestWire
   readonly datasetId: string | number
   readonly sourceName: string
   /** The run identity of a partition's batches (see `RunRecord`). */
   readonly runOf?: ((partition: string) => string | undefined) | undefined
-  /**
-   * Whether the client traces: only then is a post's key put on its span. Untraced, asking for
-   * the current span fails with an exception made with its stack trace, once a batch (measured:
-   * 3,000 for 300,000 records on `bench:pipeline`).
-   */
-  readonly traced?: boolean | undefined
 }
+
+/**
+ * Posts a partition's records through `calls` (with their retries, limits and outage handling
+ * applied) and calls `done` once with what came of it, unless cancelled.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Post = (
+  calls: Calls,
+  partition: string,
+  records: ReadonlyArray<BatchRecord>,
+  part: string | undefined,
+  done: (outcome: Posted | PostFailure) => void
+) => Cancel
 
 /** The start of an answer's text, cut only when a message needs it. */
 const excerpt = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text)
 
 const refusedAll = (records: ReadonlyArray<BatchRecord>, reason: Problem): ReadonlyArray<DeadLetter> =>
   records.map((record) => ({ position: record.position, reason, stage: "send", record: JSON.parse(record.json) }))
+
+/**
+ * What an answer to a post says: the records were taken (an ingestion) or refused (dead
+ * letters), the post failed, or the body is too large and the records go again in two halves.
+ */
+const answerOf = (
+  wire: IngestWire,
+  records: ReadonlyArray<BatchRecord>,
+  outcome: Reply | ExchangeError
+): Posted | PostFailure | "split" => {
+  if (outcome instanceof ExchangeError) return { records, reason: `the service could not be reached: ${outcome.message}` }
+  const reply = outcome
+  if (reply.status === 413) {
+    if (records.length > 1) return "split"
+    return { accepted: [], refused: refusedAll(records, { ...wire.readProblem(reply.status, reply.text), code: "payload_too_large" }) }
+  }
+  if (reply.status === 400 || reply.status === 422) {
+    return { accepted: [], refused: refusedAll(records, wire.readProblem(reply.status, reply.text)) }
+  }
+  if (reply.status !== 200) return { records, reason: wire.readProblem(reply.status, reply.text).message, status: reply.status }
+  const ingestionId = wire.acceptedId(reply.text)
+  if (ingestionId === undefined) {
+    return { records, reason: `the service answered 200 without an ingestion id: ${excerpt(reply.text)}`, status: 200 }
+  }
+  return { accepted: [{ ingestionId, records, replayed: reply.headers["idempotent-replayed"] === "true" }], refused: [] }
+}
+
+/**
+ * Whether a post came to a failure (the run cannot get past it).
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isPostFailure = (outcome: Posted | PostFailure): outcome is PostFailure => "reason" in outcome
 
 /**
  * Posts a partition's records: one ingestion, or several when the service finds the body too
@@ -157,9 +197,9 @@ const refusedAll = (records: ReadonlyArray<BatchRecord>, reason: Problem): Reado
  * @since 0.2.0
  * @category constructors
  */
-export const makePost = (options: PostOptions) => {
+export const makePost = (options: PostOptions): Post => {
   const { wire, datasetId, sourceName } = options
-  const post = (partition: string, records: ReadonlyArray<BatchRecord>, part?: string): Effect.Effect<Posted, PostFailure> => {
+  const post: Post = (calls, partition, records, part, done) => {
     const first = records[0]!.position
     const last = records[records.length - 1]!.position
     const key = wire.api === "v2"
@@ -168,50 +208,27 @@ export const makePost = (options: PostOptions) => {
         lastChild: last.child?.index
       }, options.runOf?.(partition), part)
       : null
-    const exchange = Effect.zipRight(key === null || !options.traced ? Effect.void : Effect.annotateCurrentSpan("tributary.idempotency_key", key), options.exchanges({
+    let cancel: Cancel = calls({
       method: "POST",
       path: wire.dataPath,
       // As bytes, made once: undici would copy a string into a new buffer on every attempt,
       // and those copies lived long enough to be promoted (twice the GC work, measured).
       body: batchBodyBytes(records),
       headers: key === null ? undefined : { "idempotency-key": key }
-    }))
-    return Effect.matchEffect(exchange, {
-      onFailure: (error) => Effect.fail({ records, reason: `the service could not be reached: ${error.message}` }),
-      onSuccess: (reply): Effect.Effect<Posted, PostFailure> => {
-        if (reply.status === 413) {
-          if (records.length === 1) {
-            return Effect.succeed({
-              accepted: [],
-              refused: refusedAll(records, { ...wire.readProblem(reply.status, reply.text), code: "payload_too_large" })
-            })
-          }
-          const middle = Math.ceil(records.length / 2)
-          return Effect.map(
-            Effect.all([post(partition, records.slice(0, middle), part), post(partition, records.slice(middle), part)]),
-            ([a, b]) => ({ accepted: [...a.accepted, ...b.accepted], refused: [...a.refused, ...b.refused] })
-          )
-        }
-        if (reply.status === 400 || reply.status === 422) {
-          return Effect.succeed({ accepted: [], refused: refusedAll(records, wire.readProblem(reply.status, reply.text)) })
-        }
-        if (reply.status !== 200) {
-          return Effect.fail({ records, reason: wire.readProblem(reply.status, reply.text).message, status: reply.status })
-        }
-        const ingestionId = wire.acceptedId(reply.text)
-        if (ingestionId === undefined) {
-          return Effect.fail({
-            records,
-            reason: `the service answered 200 without an ingestion id: ${excerpt(reply.text)}`,
-            status: 200
-          })
-        }
-        return Effect.succeed({
-          accepted: [{ ingestionId, records, replayed: reply.headers["idempotent-replayed"] === "true" }],
-          refused: []
+    }, (outcome) => {
+      const answer = answerOf(wire, records, outcome)
+      if (answer !== "split") return done(answer)
+      // One half after the other: a key in both halves must be applied in the records' order.
+      const middle = Math.ceil(records.length / 2)
+      cancel = post(calls, partition, records.slice(0, middle), part, (a) => {
+        if (isPostFailure(a)) return done(a)
+        cancel = post(calls, partition, records.slice(middle), part, (b) => {
+          if (isPostFailure(b)) return done(b)
+          done({ accepted: [...a.accepted, ...b.accepted], refused: [...a.refused, ...b.refused] })
         })
-      }
+      })
     })
+    return () => cancel()
   }
   return post
 }

@@ -13,7 +13,7 @@
  * @internal
  */
 import { Clock, Duration, Effect, Either } from "effect"
-import { type Exchange, ExchangeError, type Exchanges, type Reply } from "../../client/transport.js"
+import { type Calls, type Cancel, type Exchange, ExchangeError, type Exchanges, type Reply } from "../../client/transport.js"
 import { isTransientStatus } from "../../client/retry.js"
 import type { Outage, PipelineEvent } from "../events.js"
 
@@ -104,5 +104,38 @@ export class OutageWatch {
         ))
     }
     return (exchange) => attempt(exchange, 0)
+  }
+
+  /**
+   * The same over exchanges in callback form; what it tells of an outage's start and end is
+   * told on a fiber of its own (rare, and the caller is not waiting in Effect).
+   */
+  watchCalls(calls: Calls): Calls {
+    return (exchange, done) => {
+      let cancelAttempt: Cancel | undefined
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const attempt = (n: number) => {
+        timer = undefined
+        cancelAttempt = calls(exchange, (outcome) => {
+          cancelAttempt = undefined
+          // The common case, a plain answer while the service is up, costs one check.
+          if (this.outage === null && !(outcome instanceof ExchangeError) && !isTransientStatus(outcome.status)) return done(outcome)
+          const cause = outcomeCause(outcome)
+          const now = Date.now()
+          if (cause === undefined) {
+            if (this.outage !== null) Effect.runFork(this.answered(now))
+            return done(outcome)
+          }
+          Effect.runFork(this.failed(now, cause))
+          if (!this.rideOut) return done(outcome)
+          timer = setTimeout(attempt, outageBackoffMillis(n), n + 1)
+        })
+      }
+      attempt(0)
+      return () => {
+        if (timer !== undefined) clearTimeout(timer)
+        cancelAttempt?.()
+      }
+    }
   }
 }

@@ -49,8 +49,8 @@ export interface HeldBack {
    * taken away meanwhile (they are then not sent, and the batch is not delivered).
    */
   readonly ready: Effect.Effect<boolean>
-  /** Runs once the free records were taken (the scheduler may let their keys go then). */
-  readonly freeAccepted: Effect.Effect<void>
+  /** Called once the free records were taken (the scheduler may let their keys go then). */
+  readonly freeAccepted: () => void
   /** Runs once the free records' ingestions are terminal: later batches of their keys may go. */
   readonly freeEnded: Effect.Effect<void>
 }
@@ -128,17 +128,22 @@ export const deliverInParts = (
   delivery: Delivery,
   batch: Batch,
   heldBack: HeldBack,
-  accepted: Effect.Effect<void>
+  accepted: () => void
 ): Effect.Effect<Delivered | undefined, DeliveryError> =>
   Effect.suspend(() => {
     const parts = splitRecords(batch.records, heldBack.offsets)
     // A part with no records was never sent (only a recorded split can leave one empty).
     let taken = parts.free.length === 0 || parts.held.length === 0 ? 1 : 0
-    const oneTaken = Effect.suspend(() => (++taken === 2 ? accepted : Effect.void))
+    const oneTaken = () => {
+      if (++taken === 2) accepted()
+    }
     const none: Delivered = { ingestionIds: [], sent: 0, accepted: 0, replayed: 0, rejected: [], refused: [] }
     const free = parts.free.length === 0 ? Effect.zipRight(heldBack.freeEnded, Effect.succeed(none)) : Effect.flatMap(heldBack.freeReady, (go) =>
       !go ? Effect.succeed(undefined) : Effect.tap(
-        deliverBatch(delivery, { ...batch, records: parts.free, held: undefined }, Effect.zipRight(heldBack.freeAccepted, oneTaken), partName("free", parts.free)),
+        deliverBatch(delivery, { ...batch, records: parts.free, held: undefined }, () => {
+          heldBack.freeAccepted()
+          oneTaken()
+        }, partName("free", parts.free)),
         () => heldBack.freeEnded
       ))
     const held = Effect.flatMap(heldBack.ready, (go) =>

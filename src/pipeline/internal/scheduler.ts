@@ -216,7 +216,7 @@ export const makeScheduler = <E>(options: {
    * Delivers a batch; runs `accepted` once the service took it (or refused it). With
    * `heldBack`, the batch's records of those keys must wait for its `ready`; the others may go.
    */
-  readonly deliver: (batch: Batch, accepted: Effect.Effect<void>, heldBack: HeldBack | undefined) => Effect.Effect<void, E>
+  readonly deliver: (batch: Batch, accepted: () => void, heldBack: HeldBack | undefined) => Effect.Effect<void, E>
   /** Records batches' cuts with the splits they go in (several at once), before either part is sent. */
   readonly recordParts: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, E>
   /** Whether there is room to record a split (none: the batch goes whole); default yes. */
@@ -256,11 +256,10 @@ export const makeScheduler = <E>(options: {
     }
 
     /** The batch (its last part) was accepted: its place goes back (and, in `accepted` order, its keys). */
-    const accepted = (ticket: Ticket<Slot>) =>
-      Effect.sync(() => {
-        placeSent(ticket.item)
-        if (options.release === "accepted") free(conflicts.done(ticket))
-      })
+    const accepted = (ticket: Ticket<Slot>) => () => {
+      placeSent(ticket.item)
+      if (options.release === "accepted") free(conflicts.done(ticket))
+    }
 
     const finish = (ticket: Ticket<Slot>) => {
       byPartition.get(ticket.partition)?.delete(ticket)
@@ -286,12 +285,12 @@ export const makeScheduler = <E>(options: {
       const parts = ticket.item.parts
       if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(Deferred.await(ready), go(undefined))
       const freeTicket = parts.free
-      const freeDone = Effect.sync(() => free(conflicts.done(freeTicket)))
+      const freeDone = () => free(conflicts.done(freeTicket))
       // The held part waits like an accepted batch's ingestion: it holds no place among the
       // unsent (those bound what is pulled ahead of the sends; the pending bound still holds).
       // Held there, 32 batches waiting for their held parts capped a keyed run at 1.5k
       // records/s against a service taking 1-2 s (bench:tracking, terminal).
-      const freeTaken = Effect.sync(() => placeSent(ticket.item))
+      const freeTaken = () => placeSent(ticket.item)
       const mayGo = (gate: Deferred.Deferred<void> | undefined) =>
         gate === undefined
           ? Effect.sync(() => !closed.has(ticket.partition))
@@ -300,8 +299,13 @@ export const makeScheduler = <E>(options: {
         offsets: parts.held,
         freeReady: mayGo(freeTicket.item.ready),
         ready: mayGo(ready),
-        freeAccepted: options.release === "accepted" ? Effect.zipRight(freeTaken, freeDone) : freeTaken,
-        freeEnded: freeDone
+        freeAccepted: options.release === "accepted"
+          ? () => {
+            freeTaken()
+            freeDone()
+          }
+          : freeTaken,
+        freeEnded: Effect.sync(freeDone)
       }
       return parts.recorded === undefined ? go(heldBack) : Effect.zipRight(parts.recorded as Effect.Effect<void, E>, go(heldBack))
     }

@@ -7,18 +7,21 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Data, Duration, Effect, Either, Exit, Fiber, Option, Schedule, Stream } from "effect"
+import { Cause, Chunk, Clock, Data, Duration, Effect, Either, Exit, Fiber, Option, Runtime, Schedule, Stream } from "effect"
 import { statusOf } from "../api/errors.js"
 import type { TributaryClientService } from "../client/Client.js"
+import type { Calls, Cancel } from "../client/transport.js"
 import { makeBatcher } from "./batch.js"
 import type { CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
 import {
   deliverBatch,
+  deliverBatchNow,
+  type Delivered,
   deliveredBatch,
   deliveredLetter,
   type Delivery,
-  type DeliveryError,
+  DeliveryError,
   type Destination,
   makeDelivery
 } from "./deliver.js"
@@ -128,6 +131,11 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
    */
   readonly commitInterval?: Duration.DurationInput | undefined
   readonly onEvent?: ((event: PipelineEvent) => Effect.Effect<void>) | undefined
+  /**
+   * Whether `onEvent` is told of every batch (`BatchSent`, `BatchDone`); default yes. Without
+   * them (and untraced) a batch's way from its post to its completion costs no step in Effect.
+   */
+  readonly batchEvents?: boolean | undefined
   /** How often a `Progress` event is emitted (default 1 s). */
   readonly progressInterval?: Duration.DurationInput | undefined
   readonly poll?: { readonly initial: Duration.DurationInput; readonly max: Duration.DurationInput } | undefined
@@ -361,20 +369,24 @@ export const run = <E, R, E2 = never, R2 = never>(
           : { _tag: "Started", run: prepared.run }
       )
     }
+    const batchWay: BatchWay = {
+      delivery,
+      commits,
+      counters,
+      emit,
+      emits: config.onEvent !== undefined && config.batchEvents !== false,
+      letters,
+      datasetId: String(destination.datasetId),
+      traced: client.traced
+    }
+    const runtime = yield* Effect.runtime<never>()
     const scheduler: Scheduler<PipelineError> = yield* makeScheduler({
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
-      deliver: (batch, accepted, heldBack) =>
-        deliverAndComplete(batch, accepted, heldBack, {
-          delivery,
-          commits,
-          counters,
-          emit,
-          emits: config.onEvent !== undefined,
-          letters,
-          datasetId: String(destination.datasetId),
-          traced: client.traced
-        }),
+      deliver: (batch, accepted, heldBack) => deliverAndComplete(batch, accepted, heldBack, batchWay),
+      deliverNow: batchWay.traced || batchWay.emits || delivery.postCalls === undefined
+        ? undefined
+        : (batch, accepted, done) => deliverAndCompleteNow(batch, accepted, batchWay, runtime, done),
       recordParts: (cuts) => commits.recordCuts(cuts),
       roomForParts: (cut) => commits.roomForParts(cut)
     })
@@ -662,6 +674,60 @@ const writeTotals = (checkpoint: CheckpointStore | undefined, prepared: Prepared
     ? Effect.void
     : checkpoint.writeRun(withTotals(prepared.run, { read: counters.read, stored: counters.accepted, deadLettered: counters.deadLettered }))
 
+/** What a batch's way from its post to its completion needs of the run. */
+interface BatchWay {
+  readonly delivery: Delivery
+  readonly commits: Commits
+  readonly counters: Counters
+  readonly emit: (event: PipelineEvent) => Effect.Effect<void>
+  /** Whether anyone listens to the batches' events (none: they are not made). */
+  readonly emits: boolean
+  readonly letters: Letters
+  readonly datasetId: string
+  readonly traced: boolean
+}
+
+/** A delivered batch's figures added to the run's. */
+const counted = (counters: Counters, outcome: Delivered): void => {
+  counters.sent += outcome.sent
+  counters.accepted += outcome.accepted
+  counters.replayed += outcome.replayed
+  counters.rejected += outcome.rejected.length
+}
+
+/**
+ * `deliverAndComplete` in callback form, for an untraced run that is not told of batches: the
+ * common case, a batch with nothing to write, completes without a step in Effect; dead letters
+ * are written on a fiber of their own.
+ */
+const deliverAndCompleteNow = (
+  batch: Batch,
+  accepted: () => void,
+  run: BatchWay,
+  runtime: Runtime.Runtime<never>,
+  done: (failure: Cause.Cause<PipelineError> | undefined) => void
+): Cancel => {
+  if (!run.commits.owned(batch.partition)) {
+    done(undefined)
+    return () => {}
+  }
+  let cancel = deliverBatchNow(run.delivery as Delivery & { readonly postCalls: Calls }, batch, accepted, (outcome) => {
+    if (outcome instanceof DeliveryError) return done(Cause.fail(outcome))
+    const delivered = deliveredBatch(batch, outcome)
+    counted(run.counters, outcome)
+    if (delivered.letters.length === 0) {
+      completed(run, batch, delivered)
+      return done(undefined)
+    }
+    const interrupt = Runtime.runCallback(runtime)(
+      Effect.zipRight(writeDeadLetters(delivered.letters, run.letters), Effect.sync(() => completed(run, batch, delivered))),
+      { onExit: (exit) => done(Exit.isSuccess(exit) ? undefined : exit.cause) }
+    )
+    cancel = () => interrupt()
+  })
+  return () => cancel()
+}
+
 /**
  * One batch from its post to its commit: sent unless its partition was taken away meanwhile
  * (its next owner sends it), followed to its end, its dead letters written, its elements
@@ -671,17 +737,7 @@ const deliverAndComplete = (
   batch: Batch,
   accepted: () => void,
   heldBack: HeldBack | undefined,
-  run: {
-    readonly delivery: Delivery
-    readonly commits: Commits
-    readonly counters: Counters
-    readonly emit: (event: PipelineEvent) => Effect.Effect<void>
-    /** Whether anyone listens to the events (none: they are not made). */
-    readonly emits: boolean
-    readonly letters: Letters
-    readonly datasetId: string
-    readonly traced: boolean
-  }
+  run: BatchWay
 ): Effect.Effect<void, PipelineError> =>
   Effect.suspend(() => {
     const { partition, records } = batch
@@ -697,11 +753,7 @@ const deliverAndComplete = (
         // The held records were not sent: the partition was taken away meanwhile.
         if (outcome === undefined) return Effect.void
         const done = deliveredBatch(batch, outcome)
-        const { counters } = run
-        counters.sent += outcome.sent
-        counters.accepted += outcome.accepted
-        counters.replayed += outcome.replayed
-        counters.rejected += outcome.rejected.length
+        counted(run.counters, outcome)
         // The common case, nothing to write, trace or tell: the batch is marked delivered in
         // this step. Each `zipRight` of nothing costs the runtime steps; with the events nobody
         // listens to, 10 of a batch's 208 steps on `bench:pipeline`.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect } from "effect"
+import { Cause, Deferred, Duration, Effect } from "effect"
 import type { Batch } from "../../src/pipeline/batch.js"
-import { makeScheduler } from "../../src/pipeline/internal/scheduler.js"
+import { makeScheduler, PendingRoom } from "../../src/pipeline/internal/scheduler.js"
 
 /** A batch of `partition` whose records carry `keys` (none: a dataset without a key). */
 const batchOf = (partition: string, from: number, keys: ReadonlyArray<string> = []): Batch => ({
@@ -287,5 +287,138 @@ describe("the scheduler", () => {
       yield* Deferred.succeed(first, undefined)
       yield* scheduler.finished
       expect(events).toEqual(["0 whole", "2 whole"])
+    }))
+
+  describe("deliveries in callback form (deliverNow: a batch that goes whole, without a fiber)", () => {
+    /** A delivery in callback form each of whose batches ends when the test says so. */
+    const manual = () => {
+      const log: Array<string> = []
+      const pending = new Map<number, (failure?: string) => void>()
+      const cancelled: Array<number> = []
+      return {
+        log,
+        cancelled,
+        /** Ends batch `from` (with a failure when given). */
+        end: (from: number, failure?: string) => pending.get(from)?.(failure),
+        deliverNow: (batch: Batch, accepted: () => void, done: (failure: Cause.Cause<string> | undefined) => void) => {
+          log.push(`start ${batch.partition}${batch.fromSeq}`)
+          accepted()
+          pending.set(batch.fromSeq, (failure) => {
+            pending.delete(batch.fromSeq)
+            log.push(`end ${batch.partition}${batch.fromSeq}`)
+            done(failure === undefined ? undefined : Cause.fail(failure))
+          })
+          return () => {
+            pending.delete(batch.fromSeq)
+            cancelled.push(batch.fromSeq)
+          }
+        }
+      }
+    }
+    const never = () => Effect.dieMessage("batches that go whole do not go through deliver")
+
+    it.scopedLive("batches sharing a key go one after the other, the others at once; finished waits for the last", () =>
+      Effect.gen(function*() {
+        const service = manual()
+        const scheduler = yield* makeScheduler<string>({ ...defaults, deliver: never, deliverNow: service.deliverNow })
+        yield* scheduler.admit(batchOf("p", 0, ["a"]))
+        yield* scheduler.admit(batchOf("p", 1, ["a"]))
+        yield* scheduler.admit(batchOf("p", 2, ["b"]))
+        expect(service.log).toEqual(["start p0", "start p2"])
+        expect({ admitted: scheduler.admitted(), waiting: scheduler.waiting() }).toEqual({ admitted: 3, waiting: 1 })
+        service.end(0)
+        yield* Effect.sleep("5 millis")
+        expect(service.log).toEqual(["start p0", "start p2", "end p0", "start p1"])
+        expect(scheduler.waiting()).toBe(0)
+        service.end(2)
+        service.end(1)
+        yield* scheduler.finished
+        expect(scheduler.admitted()).toBe(0)
+      }))
+
+    it.scopedLive("a failure is recorded before the batch's room comes back, and the run sees it", () =>
+      Effect.gen(function*() {
+        const service = manual()
+        const scheduler = yield* makeScheduler<string>({ ...defaults, deliver: never, deliverNow: service.deliverNow })
+        yield* scheduler.admit(batchOf("p", 0))
+        service.end(0, "the service refused")
+        expect(yield* scheduler.hasFailed).toBe(true)
+        expect(yield* Effect.flip(scheduler.failed)).toBe("the service refused")
+        expect(scheduler.admitted()).toBe(0)
+      }))
+
+    it.scopedLive("a drain awaits a delivery under way, then cancels it after the timeout; one not started never starts; nothing stays admitted", () =>
+      Effect.gen(function*() {
+        const service = manual()
+        const scheduler = yield* makeScheduler<string>({ ...defaults, deliver: never, deliverNow: service.deliverNow })
+        yield* scheduler.admit(batchOf("p", 0, ["a"])) // under way, never ends by itself
+        yield* scheduler.admit(batchOf("p", 1, ["a"])) // waits for it
+        yield* scheduler.admit(batchOf("q", 2)) // another partition, under way
+        yield* scheduler.drain("p", Duration.millis(50))
+        expect(service.cancelled).toEqual([0])
+        expect(service.log).toEqual(["start p0", "start q2"])
+        expect(scheduler.admitted()).toBe(1)
+        // A drain whose delivery ends in time does not cancel it.
+        const draining = yield* Effect.fork(scheduler.drain("q", Duration.seconds(5)))
+        yield* Effect.sleep("10 millis")
+        service.end(2)
+        yield* draining
+        expect(service.cancelled).toEqual([0])
+        expect(scheduler.admitted()).toBe(0)
+        expect(scheduler.waiting()).toBe(0)
+      }))
+
+    it.scopedLive("the scope's end cancels the deliveries under way", () =>
+      Effect.gen(function*() {
+        const service = manual()
+        yield* Effect.scoped(Effect.gen(function*() {
+          const scheduler = yield* makeScheduler<string>({ ...defaults, deliver: never, deliverNow: service.deliverNow })
+          yield* scheduler.admit(batchOf("p", 0))
+          yield* scheduler.admit(batchOf("p", 1))
+        }))
+        expect(service.cancelled.sort()).toEqual([0, 1])
+      }))
+  })
+
+  it("an admission that had to wait is woken once a quarter of the unsent places are free, or the room is empty", () => {
+    const room = new PendingRoom({ batches: 100, kibibytes: 1000, unsent: 8 })
+    for (let i = 0; i < 8; i++) room.enter(1)
+    expect(room.fits(1)).toBe(false)
+    room.sent()
+    expect({ fits: room.fits(1), spare: room.fitsWithSpare(1) }).toEqual({ fits: true, spare: false })
+    room.sent()
+    expect(room.fitsWithSpare(1)).toBe(true)
+    // An empty room lets any batch in, however large.
+    const small = new PendingRoom({ batches: 100, kibibytes: 10, unsent: 1 })
+    expect(small.fitsWithSpare(50)).toBe(true)
+    small.enter(50)
+    expect(small.fitsWithSpare(1)).toBe(false)
+    small.leave(50, true)
+    expect(small.fitsWithSpare(1)).toBe(true)
+  })
+
+  it.scopedLive("a waiting admission goes on after room opens with spare (not at the first free place), and finished waits for an empty room", () =>
+    Effect.gen(function*() {
+      const room = new PendingRoom({ batches: 100, kibibytes: 1000, unsent: 8 })
+      for (let i = 0; i < 8; i++) room.enter(1)
+      let woken = false
+      const waiting = yield* Effect.fork(Effect.map(room.until(() => room.fits(1), () => room.fitsWithSpare(1)), () => (woken = true)))
+      yield* Effect.sleep("5 millis")
+      room.sent() // 7 unsent of 8: a batch fits, but there is no spare yet
+      yield* Effect.sleep("5 millis")
+      expect(woken).toBe(false)
+      room.sent() // 6 of 8: a quarter free
+      yield* Effect.sleep("5 millis")
+      expect(woken).toBe(true)
+      yield* waiting
+      for (let i = 0; i < 5; i++) room.leave(1, false)
+      const finished = yield* Effect.fork(room.until(() => room.admitted === 0))
+      room.leave(1, true)
+      room.leave(1, true)
+      yield* Effect.sleep("5 millis")
+      expect(finished.unsafePoll()).toBeNull()
+      room.leave(1, true)
+      yield* finished
+      expect(room.admitted).toBe(0)
     }))
 })

@@ -148,6 +148,9 @@ const sink = async () => {
       concurrency,
       // As `tributary sink` runs it (Kafka.runUntilStopped).
       ...Kafka.sinkDefaults,
+      // `tributary sink` asks for no batch events (a batch then costs no fiber); the latency
+      // section asks for them, to time each batch's stages.
+      batchEvents: measureLatency,
       onEvent: (event) => Effect.sync(() => onEvent(event))
     }))
     yield* source.partitions.pipe(

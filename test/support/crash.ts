@@ -186,6 +186,11 @@ export const runIngest = (
   options: {
     readonly checkpointPath: string
     readonly killAfterMs?: number | undefined
+    /**
+     * When the kill's clock starts: once the checkpoint's text satisfies this (default: once it
+     * changed, the run's first write), or after `anchorLimitMs` (default 20 s) in any case.
+     */
+    readonly anchor?: ((checkpointText: string | undefined) => boolean) | undefined
     readonly anchorLimitMs?: number
     /** Fed to standard input in bursts of lines with pauses between them (for `ingest -`). */
     readonly stdin?: { readonly text: string; readonly random: () => number; readonly maxBurst: number; readonly maxPauseMs: number }
@@ -242,10 +247,12 @@ export const runIngest = (
     const alive = () => child.exitCode === null && child.signalCode === null
     const watcher = setInterval(() => {
       const now = Date.now() - started
-      const committed = fileText(checkpointPath) !== before
+      const text = fileText(checkpointPath)
+      const committed = text !== before
       if (committed && firstCommitMs === undefined) firstCommitMs = now
       if (killAfterMs === undefined || killer !== undefined) return
-      if (committed || now >= (options.anchorLimitMs ?? 20_000)) {
+      const anchored = options.anchor === undefined ? committed : options.anchor(text)
+      if (anchored || now >= (options.anchorLimitMs ?? 20_000)) {
         killer = setTimeout(() => {
           if (alive()) killed = child.kill("SIGKILL")
         }, killAfterMs)

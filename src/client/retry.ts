@@ -11,7 +11,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import { Clock, Duration, Effect, Either } from "effect"
-import { type Calls, type Cancel, ExchangeError, type Exchange, type Exchanges, type Reply } from "./transport.js"
+import { type Calls, type Cancel, ExchangeError, type Exchange, type Reply } from "./transport.js"
 
 /**
  * @since 0.1.0
@@ -141,8 +141,10 @@ export interface RetryNotice {
  */
 export interface Retries {
   readonly client: (client: HttpClient.HttpClient) => HttpClient.HttpClient
-  readonly exchanges: (exchanges: Exchanges) => Exchanges
-  /** The same retries over exchanges in callback form (the pipeline's hot path). */
+  /**
+   * Retries over exchanges in callback form (the pipeline's hot path; `Transport.exchangesOf`
+   * makes `Exchanges` of them).
+   */
   readonly calls: (calls: Calls) => Calls
 }
 
@@ -228,12 +230,6 @@ export const makeRetries = (
               })
             })
           )),
-      exchanges: (exchanges) => (exchange) =>
-        retrying(
-          exchanges(exchange),
-          (outcome) => judgeExchange(Either.merge(outcome)),
-          (outcome) => describeExchange(exchange, Either.merge(outcome))
-        ),
       calls: (calls) => (exchange, done) => {
         let cancelAttempt: Cancel | undefined
         let timer: ReturnType<typeof setTimeout> | undefined

@@ -7,7 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, FastCheck as fc, Fiber, FiberId, TestClock } from "effect"
 import { makeRetries } from "../../src/client/retry.js"
-import { type Exchange, ExchangeError, type Exchanges, type Reply } from "../../src/client/transport.js"
+import * as Transport from "../../src/client/transport.js"
+import { type Calls, type Exchange, ExchangeError, type Exchanges, type Reply } from "../../src/client/transport.js"
 import {
   ConcurrencyLimit,
   type ConcurrencyLimitOptions,
@@ -436,24 +437,63 @@ describe("makeLimiter", () => {
       expect(service.state.most).toBeLessThanOrEqual(8)
     }))
 
-  it.effect("under retries, each attempt is timed on its own: backoffs are not latency and hold no slot", () =>
+  it.live("under retries (the callback forms the pipeline uses), each attempt is timed on its own: backoffs are not latency and hold no slot", () =>
     Effect.gen(function*() {
       const limiter = yield* makeLimiter({ ceiling: 1, mode: "adaptive" })
-      const retries = yield* makeRetries({ maxRetries: 3, baseDelay: "1 second", maxDelay: "1 second", attemptTimeout: "30 seconds" })
-      // "/a" is answered 503 twice, then 200; "/b" at once. Every attempt takes 50 ms.
+      const retries = yield* makeRetries({ maxRetries: 3, baseDelay: "200 millis", maxDelay: "1 second", attemptTimeout: "30 seconds" })
+      // "/a" is answered 503 twice, then 200; "/b" at once. Every attempt takes 50 ms (real time).
       let attemptsOfA = 0
-      const service = fakeService((path) => ({ delay: 50, status: path === "/a" && attemptsOfA++ < 2 ? 503 : 200 }))
-      const send = retries.exchanges(limiter.wrap(service.exchanges))
+      const calls: Array<string> = []
+      const service: Calls = (x, done) => {
+        calls.push(x.path)
+        const status = x.path === "/a" && attemptsOfA++ < 2 ? 503 : 200
+        const timer = setTimeout(() => done(reply(status)), 50)
+        return () => clearTimeout(timer)
+      }
+      const send = Transport.exchangesOf(retries.calls(limiter.wrapCalls(service)))
       const finished: Array<string> = []
-      const a = yield* Effect.fork(Effect.tap(send(exchange("/a")), () => finished.push("/a")))
-      const b = yield* Effect.fork(Effect.tap(Effect.delay(send(exchange("/b")), 60), () => finished.push("/b")))
-      yield* runOn(yield* Effect.fork(Fiber.joinAll([a, b])), 5)
-      expect(service.state.calls.filter((path) => path === "/a")).toHaveLength(3)
+      // The backoffs at the top of their ranges (about 200 and 400 ms), so "/b" comes during the first.
+      const random = Math.random
+      Math.random = () => 0.99
+      try {
+        yield* Effect.all([
+          Effect.tap(send(exchange("/a")), () => finished.push("/a")),
+          Effect.tap(Effect.delay(send(exchange("/b")), 60), () => finished.push("/b"))
+        ], { concurrency: 2 })
+      } finally {
+        Math.random = random
+      }
+      expect(calls.filter((path) => path === "/a")).toHaveLength(3)
       expect(limiter.core.backpressures).toBe(2)
       // One slot: "/b" ran while "/a" waited out its backoff, and finished first.
       expect(finished).toEqual(["/b", "/a"])
-      // Every answer's own 50 ms, not the time since a request's first attempt.
-      expect(limiter.core.averageLatency).toBe(50)
+      // Every answer's own 50 ms or so, not the time since a request's first attempt (650 ms and more).
+      expect(limiter.core.averageLatency).toBeGreaterThanOrEqual(49)
+      expect(limiter.core.averageLatency).toBeLessThan(150)
       expect(limiter.inFlight()).toBe(0)
+    }))
+
+  it.live("a cancelled attempt in callback form gives its slot back and a waiting one is cancelled without running", () =>
+    Effect.gen(function*() {
+      const limiter = yield* makeLimiter({ ceiling: 1, mode: "fixed" })
+      const started: Array<string> = []
+      const cancelled: Array<string> = []
+      const service: Calls = (x) => {
+        started.push(x.path)
+        return () => cancelled.push(x.path)
+      }
+      const limited = limiter.wrapCalls(service)
+      const never = () => expect.fail("a cancelled attempt answers nothing")
+      const cancelA = limited(exchange("/a"), never)
+      const cancelB = limited(exchange("/b"), never)
+      expect({ started, waiting: limiter.waiting(), inFlight: limiter.inFlight() }).toEqual({ started: ["/a"], waiting: 1, inFlight: 1 })
+      cancelB()
+      expect({ waiting: limiter.waiting(), cancelled }).toEqual({ waiting: 0, cancelled: [] })
+      cancelA()
+      expect({ inFlight: limiter.inFlight(), cancelled }).toEqual({ inFlight: 0, cancelled: ["/a"] })
+      let answered = false
+      limited(exchange("/c"), () => (answered = true))
+      expect(started).toEqual(["/a", "/c"])
+      expect(answered).toBe(false)
     }))
 })

@@ -15,6 +15,7 @@ import { TributaryClient } from "../../src/client/index.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import type { PipelineEvent, Progress } from "../../src/pipeline/events.js"
+import type { Calls, Exchange, Reply } from "../../src/client/transport.js"
 import { ingestWire } from "../../src/pipeline/internal/ingestWire.js"
 import { makeTracker } from "../../src/pipeline/internal/tracking.js"
 import { run } from "../../src/pipeline/run.js"
@@ -150,20 +151,18 @@ describe("tracking apart from sending", () => {
 })
 
 describe("the tracker over a scripted service", () => {
-  it.live("an ingestion the list shows pending is not read by detail: one detail each, once the list shows it ended", () =>
-    Effect.gen(function*() {
-      const wire = ingestWire("v2", 1)
-      const started = Date.now()
-      const endsAt = 1_500
-      const ids = Array.from({ length: 5 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`)
-      const reads: Array<{ at: number; what: string }> = []
-      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
-      const reply = (body: unknown) => Effect.succeed({ status: 200, headers: {}, text: JSON.stringify({ data: body }) })
-      const tracker = yield* makeTracker({
-        wire,
-        poll: { initial: "20 millis", max: "1 second" },
-        // Answered when run, not when the effect is made: the tracker makes its list read once.
-        exchanges: (exchange) => Effect.suspend(() => {
+  for (const form of ["exchanges", "calls"] as const) {
+    it.live(`an ingestion the list shows pending is not read by detail: one detail each, once the list shows it ended (reads as ${form})`, () =>
+      Effect.gen(function*() {
+        const wire = ingestWire("v2", 1)
+        const started = Date.now()
+        const endsAt = 1_500
+        const ids = Array.from({ length: 5 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`)
+        const reads: Array<{ at: number; what: string }> = []
+        const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
+        const reply = (body: unknown): Reply => ({ status: 200, headers: {}, text: JSON.stringify({ data: body }) })
+        // Answered when asked, not when an effect is made: the tracker makes its list read once.
+        const answer = (exchange: Exchange): Reply => {
           const at = Date.now() - started
           if (exchange.path === wire.listPath) {
             reads.push({ at, what: "list" })
@@ -184,19 +183,30 @@ describe("the tracker over a scripted service", () => {
             },
             errors: []
           })
+        }
+        const calls: Calls = (exchange, done) => {
+          const timer = setTimeout(() => done(answer(exchange)), 1)
+          return () => clearTimeout(timer)
+        }
+        const tracker = yield* makeTracker({
+          wire,
+          poll: { initial: "20 millis", max: "1 second" },
+          exchanges: form === "exchanges" ? (exchange) => Effect.sync(() => answer(exchange)) : () => Effect.dieMessage("the calls are used"),
+          calls: form === "calls" ? calls : undefined
         })
-      })
-      const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
-      expect(ended.map((detail) => detail._tag)).toEqual(ids.map(() => "Succeeded"))
-      const timeline = reads.map((r) => `${r.at} ${r.what}`).join(", ")
-      const lists = reads.filter((r) => r.what === "list")
-      const details = reads.filter((r) => r.what !== "list")
-      expect(lists.length, timeline).toBeGreaterThan(1)
-      // Read while the list still showed it pending: none should be.
-      const early = details.filter((r) => r.at < endsAt)
-      expect(early.length, timeline).toBe(0)
-      expect(details.length, timeline).toBe(ids.length)
-    }).pipe(Effect.scoped), 10_000)
+        const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
+        expect(ended.map((detail) => detail._tag)).toEqual(ids.map(() => "Succeeded"))
+        const timeline = reads.map((r) => `${r.at} ${r.what}`).join(", ")
+        const lists = reads.filter((r) => r.what === "list")
+        const details = reads.filter((r) => r.what !== "list")
+        expect(lists.length, timeline).toBeGreaterThan(1)
+        // Read while the list still showed it pending: none should be.
+        const early = details.filter((r) => r.at < endsAt)
+        expect(early.length, timeline).toBe(0)
+        expect(details.length, timeline).toBe(ids.length)
+        expect(tracker.pending()).toBe(0)
+      }).pipe(Effect.scoped), 10_000)
+  }
 
   it.live("a poller that stops on a defect fails every ingestion it followed, and any followed after, instead of leaving them waiting", () =>
     Effect.gen(function*() {

@@ -315,7 +315,8 @@ export const outcomeOfCall = (outcome: Reply | ExchangeError): Outcome =>
 export interface Limiter {
   /**
    * Each attempt waits, first come first served, until the limit allows it, is timed on its
-   * own, and reports its outcome. Put it under retries: `retries.exchanges(limiter.wrap(attempt))`.
+   * own, and reports its outcome. Traced runs use it over the platform client's exchanges,
+   * which retry inside: it then times whole retry sequences.
    */
   readonly wrap: (attempt: Exchanges) => Exchanges
   /** The same for attempts in callback form: `retries.calls(limiter.wrapCalls(attempt))`. */

@@ -24,7 +24,8 @@ import { rawIngest, runMode } from "./lib.mjs"
 const [mode, brokers, topic, group, baseUrl, apiKey, datasetId, concurrencyText, expectedText, latencyFlag] = process.argv.slice(2)
 const concurrency = Number(concurrencyText)
 const expected = Number(expectedText)
-const measureLatency = latencyFlag === "latency"
+const measureLatency = latencyFlag === "latency" || latencyFlag === "latency-stages"
+const measureStages = latencyFlag === "latency-stages"
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = "1"
 
 const peakRssKb = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? NaN)
@@ -148,9 +149,9 @@ const sink = async () => {
       concurrency,
       // As `tributary sink` runs it (Kafka.runUntilStopped).
       ...Kafka.sinkDefaults,
-      // `tributary sink` asks for no batch events (a batch then costs no fiber); the latency
-      // section asks for them, to time each batch's stages.
-      batchEvents: measureLatency,
+      // `tributary sink` asks for no batch events (a batch then costs no fiber); --stages asks
+      // for them, to time each batch's stages.
+      batchEvents: measureStages,
       onEvent: (event) => Effect.sync(() => onEvent(event))
     }))
     yield* source.partitions.pipe(

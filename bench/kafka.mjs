@@ -19,6 +19,9 @@
 //               p50 and p99.
 //
 // Options: --messages N  --rounds N (1)  --concurrency N (8)  --rate N (20000)  --seconds N  --only a,b
+//          --stages   the latency run asks for batch events, to time each batch's stages (read,
+//                     sent, ended, committed); without, it runs as `tributary sink` does (no batch
+//                     events: a batch then takes no fiber), which is what its figures are of
 // Brokers: KAFKA_BROKERS, else .services/env (written by `npm run services:start`), else 127.0.0.1:19092.
 // Senders are pinned to core 0 and the raw server to core 1 when taskset exists.
 import { spawn } from "node:child_process"
@@ -36,7 +39,8 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "8" },
     rate: { type: "string", default: "20000" },
     seconds: { type: "string" },
-    only: { type: "string", default: "throughput,memory,latency" }
+    only: { type: "string", default: "throughput,memory,latency" },
+    stages: { type: "boolean", default: false }
   }
 })
 const messages = Number(args.messages ?? (args.quick ? 100_000 : 1_000_000))
@@ -136,7 +140,7 @@ try {
     const topic = `bench-latency-${randomUUID()}`
     await createTopic(topic, 4)
     const total = rate * seconds
-    const sinking = send("sink", topic, server, total, ["latency"])
+    const sinking = send("sink", topic, server, total, [args.stages ? "latency-stages" : "latency"])
     await new Promise((r) => setTimeout(r, 5000)) // the sink joins its group first
     const producer = kafka.producer()
     await producer.connect()
@@ -155,8 +159,12 @@ try {
     console.log(`produced ${fmt(total)} in ${fmt(producedIn, 1)} s (${fmt(total / producedIn)}/s); message-to-commit latency ` +
       `p50 ${fmt(r.latency.p50)} ms, p99 ${fmt(r.latency.p99)} ms, max ${fmt(r.latency.max)} ms over ${fmt(r.latency.samples)} messages; ` +
       `peak RSS ${fmt(r.peakRssKb / 1024)} MB`)
-    console.log(`by stage, p50 after the message was produced: read ${fmt(r.stages.read)} ms, batch sent ${fmt(r.stages.sent)} ms, ` +
-      `ingestion ended ${fmt(r.stages.ended)} ms, committed ${fmt(r.latency.p50)} ms`)
+    if (args.stages) {
+      console.log(`by stage, p50 after the message was produced: read ${fmt(r.stages.read)} ms, batch sent ${fmt(r.stages.sent)} ms, ` +
+        `ingestion ended ${fmt(r.stages.ended)} ms, committed ${fmt(r.latency.p50)} ms`)
+    } else {
+      console.log(`(--stages times each batch's stages, with batch events on: a fiber a batch)`)
+    }
   }
 } finally {
   await server.stop()

@@ -11,7 +11,10 @@
  *
  * `run` does the same with its scheduler (conflicting batches in order, a bound on what is
  * pending, an adaptive limit on requests); `deliverUnits` is the stage for pipelines composed
- * by hand. Both go through `deliverBatch`.
+ * by hand. Both go through one flow in callback form (`deliverWith`): `deliverBatch` is that
+ * flow behind one `Effect.async`, and `deliverBatchNow` the flow itself, for a run's batches
+ * that take no fiber (a fiber, a `Deferred` or a fan-out under `Effect.forEach` cost more CPU
+ * per batch than the requests: measured, `docs/decisions.md`, "Delivery").
  *
  * @since 0.1.0
  */

@@ -11,7 +11,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import { Clock, Duration, Effect, Either } from "effect"
-import { type Calls, type Cancel, ExchangeError, type Exchange, type Reply } from "./transport.js"
+import { type Calls, callAgain, ExchangeError, type Exchange, type Reply } from "./transport.js"
 
 /**
  * @since 0.1.0
@@ -230,36 +230,19 @@ export const makeRetries = (
               })
             })
           )),
-      calls: (calls) => (exchange, done) => {
-        let cancelAttempt: Cancel | undefined
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const attempt = (n: number) => {
-          timer = undefined
+      calls: (calls) => (exchange, done) =>
+        callAgain(calls, exchange, done, (outcome, n) => {
+          const verdict = n >= policy.maxRetries ? settled : judgeExchange(outcome)
+          if (!verdict.transient) return undefined
           const now = Date.now()
-          if (pausedUntil > now) {
-            timer = setTimeout(attempt, pausedUntil - now, n)
-            return
+          const floor = retryAfterMillis(verdict.retryAfter, now)
+          if (floor !== undefined) pausedUntil = Math.max(pausedUntil, now + floor)
+          const waitMillis = Math.max(floor ?? 0, backoffMillis(policy, n))
+          // Told on a fiber of its own: a retry is rare, and the caller is not waiting in Effect.
+          if (onRetry !== undefined) {
+            Effect.runFork(onRetry({ ...describeExchange(exchange, outcome), attempt: n + 1, maxRetries: policy.maxRetries, waitMillis }))
           }
-          cancelAttempt = calls(exchange, (outcome) => {
-            cancelAttempt = undefined
-            const verdict = n >= policy.maxRetries ? settled : judgeExchange(outcome)
-            if (!verdict.transient) return done(outcome)
-            const now = Date.now()
-            const floor = retryAfterMillis(verdict.retryAfter, now)
-            if (floor !== undefined) pausedUntil = Math.max(pausedUntil, now + floor)
-            const waitMillis = Math.max(floor ?? 0, backoffMillis(policy, n))
-            // Told on a fiber of its own: a retry is rare, and the caller is not waiting in Effect.
-            if (onRetry !== undefined) {
-              Effect.runFork(onRetry({ ...describeExchange(exchange, outcome), attempt: n + 1, maxRetries: policy.maxRetries, waitMillis }))
-            }
-            timer = setTimeout(attempt, waitMillis, n + 1)
-          })
-        }
-        attempt(0)
-        return () => {
-          if (timer !== undefined) clearTimeout(timer)
-          cancelAttempt?.()
-        }
-      }
+          return waitMillis
+        }, () => pausedUntil - Date.now())
     }
   })

@@ -156,6 +156,45 @@ export const exchangesOf = (calls: Calls): Exchanges => (exchange) =>
   })
 
 /**
+ * An exchange made again until it is answered for good: after each attempt, `again` answers
+ * the wait before another one, or undefined to pass the outcome on; `holdOff` answers a wait
+ * before an attempt (0: none). Cancelled, the attempt under way or the wait is stopped. The
+ * retries and the outage watch are each an `again` over it.
+ *
+ * @since 0.3.0
+ * @category combinators
+ */
+export const callAgain = (
+  calls: Calls,
+  exchange: Exchange,
+  done: (outcome: Reply | ExchangeError) => void,
+  again: (outcome: Reply | ExchangeError, attempt: number) => number | undefined,
+  holdOff: () => number = () => 0
+): Cancel => {
+  let cancelAttempt: Cancel | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const attempt = (n: number) => {
+    timer = undefined
+    const wait = holdOff()
+    if (wait > 0) {
+      timer = setTimeout(attempt, wait, n)
+      return
+    }
+    cancelAttempt = calls(exchange, (outcome) => {
+      cancelAttempt = undefined
+      const next = again(outcome, n)
+      if (next === undefined) return done(outcome)
+      timer = setTimeout(attempt, next, n + 1)
+    })
+  }
+  attempt(0)
+  return () => {
+    if (timer !== undefined) clearTimeout(timer)
+    cancelAttempt?.()
+  }
+}
+
+/**
  * Exchanges straight on an undici dispatcher, in callback form: the answer collected whole by
  * a plain handler. The platform's `HttpClient` does much more per request (a request object
  * per step, a parsed URL, an abort controller, a span, the body read on a fiber of its own);

@@ -184,18 +184,19 @@ const callsOn = (exchanges: Exchanges, runtime: Runtime.Runtime<never>): Calls =
 }
 
 /**
- * `deliverBatch` in callback form, for a delivery whose posts have one (`postCalls`: an
- * untraced run): `done` is called once with the outcome or the failure, unless cancelled.
+ * `deliverBatch` in callback form, posting through `postCalls` (the delivery's own, which an
+ * untraced run has): `done` is called once with the outcome or the failure, unless cancelled.
  *
  * @since 0.3.0
  * @category utils
  */
 export const deliverBatchNow = (
-  delivery: Delivery & { readonly postCalls: Calls },
+  delivery: Delivery,
+  postCalls: Calls,
   batch: Batch,
   accepted: () => void,
   done: (outcome: Delivered | DeliveryError) => void
-): Cancel => deliverWith(delivery, delivery.postCalls, batch, accepted, undefined, undefined, done)
+): Cancel => deliverWith(delivery, postCalls, batch, accepted, undefined, undefined, done)
 
 /**
  * Posts a batch and follows its ingestion(s) to the end.

@@ -380,13 +380,15 @@ export const run = <E, R, E2 = never, R2 = never>(
       traced: client.traced
     }
     const runtime = yield* Effect.runtime<never>()
+    const postCalls = delivery.postCalls
     const scheduler: Scheduler<PipelineError> = yield* makeScheduler({
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
       deliver: (batch, accepted, heldBack) => deliverAndComplete(batch, accepted, heldBack, batchWay),
-      deliverNow: batchWay.traced || batchWay.emits || delivery.postCalls === undefined
+      // Posts in callback form exist only untraced (a traced client has no `attempts`).
+      deliverNow: batchWay.emits || postCalls === undefined
         ? undefined
-        : (batch, accepted, done) => deliverAndCompleteNow(batch, accepted, batchWay, runtime, done),
+        : (batch, accepted, done) => deliverAndCompleteNow(batch, accepted, batchWay, postCalls, runtime, done),
       recordParts: (cuts) => commits.recordCuts(cuts),
       roomForParts: (cut) => commits.roomForParts(cut)
     })
@@ -704,6 +706,7 @@ const deliverAndCompleteNow = (
   batch: Batch,
   accepted: () => void,
   run: BatchWay,
+  postCalls: Calls,
   runtime: Runtime.Runtime<never>,
   done: (failure: Cause.Cause<PipelineError> | undefined) => void
 ): Cancel => {
@@ -711,7 +714,7 @@ const deliverAndCompleteNow = (
     done(undefined)
     return () => {}
   }
-  let cancel = deliverBatchNow(run.delivery as Delivery & { readonly postCalls: Calls }, batch, accepted, (outcome) => {
+  let cancel = deliverBatchNow(run.delivery, postCalls, batch, accepted, (outcome) => {
     if (outcome instanceof DeliveryError) return done(Cause.fail(outcome))
     const delivered = deliveredBatch(batch, outcome)
     counted(run.counters, outcome)

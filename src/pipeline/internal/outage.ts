@@ -13,7 +13,7 @@
  * @internal
  */
 import { Clock, Duration, Effect, Either } from "effect"
-import { type Calls, type Cancel, type Exchange, ExchangeError, type Exchanges, type Reply } from "../../client/transport.js"
+import { type Calls, callAgain, type Exchange, ExchangeError, type Exchanges, type Reply } from "../../client/transport.js"
 import { isTransientStatus } from "../../client/retry.js"
 import type { Outage, PipelineEvent } from "../events.js"
 
@@ -111,31 +111,18 @@ export class OutageWatch {
    * told on a fiber of its own (rare, and the caller is not waiting in Effect).
    */
   watchCalls(calls: Calls): Calls {
-    return (exchange, done) => {
-      let cancelAttempt: Cancel | undefined
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const attempt = (n: number) => {
-        timer = undefined
-        cancelAttempt = calls(exchange, (outcome) => {
-          cancelAttempt = undefined
-          // The common case, a plain answer while the service is up, costs one check.
-          if (this.outage === null && !(outcome instanceof ExchangeError) && !isTransientStatus(outcome.status)) return done(outcome)
-          const cause = outcomeCause(outcome)
-          const now = Date.now()
-          if (cause === undefined) {
-            if (this.outage !== null) Effect.runFork(this.answered(now))
-            return done(outcome)
-          }
-          Effect.runFork(this.failed(now, cause))
-          if (!this.rideOut) return done(outcome)
-          timer = setTimeout(attempt, outageBackoffMillis(n), n + 1)
-        })
-      }
-      attempt(0)
-      return () => {
-        if (timer !== undefined) clearTimeout(timer)
-        cancelAttempt?.()
-      }
-    }
+    return (exchange, done) =>
+      callAgain(calls, exchange, done, (outcome, n) => {
+        // The common case, a plain answer while the service is up, costs one check.
+        if (this.outage === null && !(outcome instanceof ExchangeError) && !isTransientStatus(outcome.status)) return undefined
+        const cause = outcomeCause(outcome)
+        const now = Date.now()
+        if (cause === undefined) {
+          if (this.outage !== null) Effect.runFork(this.answered(now))
+          return undefined
+        }
+        Effect.runFork(this.failed(now, cause))
+        return this.rideOut ? outageBackoffMillis(n) : undefined
+      })
   }
 }

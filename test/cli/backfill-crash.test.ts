@@ -89,9 +89,9 @@ const checkStored = async (datasetId: string, good: ReadonlyArray<string>, log: 
 }
 
 describe.concurrent("backfill under SIGKILL against a faulty server", () => {
-  it("200,000 rows in 4 partitions, killed at random moments and resumed: every good row stored once, NaN and infinity rows dead-lettered with their key", async () => {
+  it("100,000 rows in 4 partitions, killed at random moments and resumed: every good row stored once, NaN and infinity rows dead-lettered with their key", async () => {
     const random = seededRandom(seed)
-    const { bad, good, table } = await mixedTable("crash", 200_000)
+    const { bad, good, table } = await mixedTable("crash", 100_000)
     const datasetId = await appendOnlyDataset("crash")
     const checkpoint = join(dir, "crash.checkpoint.json")
     const deadLetters = join(dir, "crash.dead.ndjson")

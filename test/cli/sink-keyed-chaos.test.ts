@@ -124,7 +124,7 @@ const chaos = async (
   })
 
   // Chaos: one member at a time is killed with SIGKILL and started again a moment later.
-  const kills = 5
+  const kills = 4
   for (let i = 0; i < kills; i++) {
     await sleep(1000 + Math.floor(random() * 2500))
     const which = Math.floor(random() * members.length)

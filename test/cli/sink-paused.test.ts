@@ -54,7 +54,7 @@ it("members paused past their session with batches in flight, then resumed, unde
   const rowCount = async (): Promise<number> =>
     (await apiData(server.url, apiKey, "GET", `/v2/datasets/${dataset.id}/data?pageSize=1`)).pagination.totalItems
 
-  const ids = Array.from({ length: 20_000 }, (_, n) => `p${String(n).padStart(6, "0")}`)
+  const ids = Array.from({ length: 12_000 }, (_, n) => `p${String(n).padStart(6, "0")}`)
   const messages = ids.map((key, n) => ({ key, value: JSON.stringify({ id: key, n }) }))
   const args = [
     ...["--brokers", kafkaBrokers().join(","), "--topic", topic, "--group", group, "--dataset", dataset.id],
@@ -71,7 +71,7 @@ it("members paused past their session with batches in flight, then resumed, unde
   })
 
   // One member at a time stops for longer than its session timeout (3 s), and goes on.
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < 4; i++) {
     await sleep(1500 + Math.floor(random() * 2000))
     const which = Math.floor(random() * members.length)
     const pause = 3500 + Math.floor(random() * 3000)

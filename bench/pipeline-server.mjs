@@ -33,7 +33,9 @@ const schema = JSON.stringify({
   }
 })
 
-const stats = { posts: 0, polls: 0, bodyBytes: 0, other: 0 }
+const stats = { posts: 0, keys: 0, polls: 0, bodyBytes: 0, other: 0 }
+// The idempotency keys seen: a POST under a key seen before is a retry, not another batch.
+const seenKeys = new Set()
 
 const send = (res, status, text) => {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
@@ -59,6 +61,11 @@ const server = createServer((req, res) => {
     })
     req.on("end", () => {
       stats.posts++
+      const key = req.headers["idempotency-key"]
+      if (typeof key === "string" && !seenKeys.has(key)) {
+        seenKeys.add(key)
+        stats.keys++
+      }
       stats.bodyBytes += bytes
       send(
         res,

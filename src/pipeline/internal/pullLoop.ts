@@ -21,7 +21,7 @@
  * @since 0.2.0
  * @internal
  */
-import { Chunk, Clock, Deferred, Duration, Effect, Fiber, Option, Schedule, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberId, Option, Schedule, Stream } from "effect"
 import { type Batcher, lingerCheckMillis, shouldFlush, unitsPerWrite } from "../batch.js"
 import type { PartitionEvent } from "../Source.js"
 import type { BatchCut, CheckpointError, Checked, Unit } from "../vocabulary.js"
@@ -80,9 +80,16 @@ export const pullLoop = <E, E2, R>(
       const { cuts, units } = batcher.take()
       return units.length === 0 ? Effect.void : Effect.zipRight(options.recordCuts(cuts), dispatchAll(units))
     }))
+    // Opened when the writer's take under way ends (made only when the loop waits for that).
+    let taken: Deferred.Deferred<void> | undefined
+    const takeEnded = Effect.sync(() => {
+      if (taken === undefined) return
+      Deferred.unsafeDone(taken, Exit.void)
+      taken = undefined
+    })
     // The writer behind the loop: takes until nothing closed waits.
     const drain: Effect.Effect<void, E | CheckpointError> = Effect.zipRight(
-      flush,
+      Effect.zipRight(flush, takeEnded),
       Effect.suspend(() => (batcher.waiting() > 0 ? drain : Effect.void))
     )
     let writer: Fiber.RuntimeFiber<void, E | CheckpointError> | undefined
@@ -90,7 +97,8 @@ export const pullLoop = <E, E2, R>(
     /** Starts the writer, unless it is running (it takes what waits when its write ends). */
     const writeBehind = Effect.suspend(() =>
       writing() || batcher.waiting() === 0 ? Effect.void : Effect.asVoid(Effect.tap(
-        Effect.forkIn(Effect.tapErrorCause(drain, (cause) => Deferred.failCause(failed, cause)), scope),
+        // Its end also ends the wait for a take (the loop may wait between its last take and its end).
+        Effect.forkIn(Effect.ensuring(Effect.tapErrorCause(drain, (cause) => Deferred.failCause(failed, cause)), takeEnded), scope),
         (fiber) => {
           writer = fiber
         }
@@ -98,6 +106,14 @@ export const pullLoop = <E, E2, R>(
     )
     /** Waits for the writer to end (and fails as it failed). */
     const written = Effect.suspend(() => (writer === undefined ? Effect.void : Fiber.join(writer)))
+    /**
+     * Waits for the writer's take under way to end, not for the writer to end: waiting for the
+     * whole drain held the loop through the takes after it too, long enough (500 ms at the end
+     * of a 5M-record run) for the linger timer to cut the batch it was filling short.
+     */
+    const takeWritten = Effect.suspend(() =>
+      writing() ? Deferred.await(taken ??= Deferred.unsafeMake<void>(FiberId.none)) : written
+    )
     const ticker = Effect.repeat(
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         batcher.closeLingering(now)
@@ -131,7 +147,7 @@ export const pullLoop = <E, E2, R>(
           // (reading ahead only while a write is under way keeps the bound on what is pending).
           const waiting = batcher.waiting()
           if (dispatching || waiting >= unitsPerWrite || (waiting > 0 && options.room !== undefined && waiting >= options.room())) {
-            yield* written
+            yield* takeWritten
           }
           yield* writeBehind
         }

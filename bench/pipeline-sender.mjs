@@ -152,6 +152,8 @@ const floor = async () => {
   const conflicts = new Conflicts()
   const dataPath = `${baseUrl}/v2/datasets/${datasetId}/data`
   const partition = file
+  // A run of its own each time, as the pipeline's fresh checkpoint gets one: its keys are new.
+  const run = `floor-${randomUUID()}`
   let accepted = 0
   let batches = 0
 
@@ -161,7 +163,7 @@ const floor = async () => {
     const last = records[records.length - 1].position.offset
     const posted = await request(dataPath, {
       method: "POST",
-      headers: { ...headers, "idempotency-key": idempotencyKey(datasetId, "floor", partition, first, last) },
+      headers: { ...headers, "idempotency-key": idempotencyKey(datasetId, run, partition, first, last) },
       body: batchBodyBytes(records)
     })
     const answer = await posted.body.json()

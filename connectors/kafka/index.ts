@@ -158,20 +158,11 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       return attempt(0)
     }
 
-    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({
-      recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
-      roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
-      commit: (position: Position) =>
-        Effect.suspend(() => {
-          const s = byName.get(position.partition)
-          if (s === undefined) return Effect.void
-          commitAt(s, position)
-          return write([s], epoch)
-        }),
+    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => {
       // One request for every partition of the assignment: four written in turn took four
       // round trips to the group's coordinator (7 ms each on an idle local broker, 27 ms at
       // the median under `bench:kafka`'s load), and doubled the requests it had to serve.
-      commitAll: (positions: ReadonlyArray<Position>) =>
+      const commitAll = (positions: ReadonlyArray<Position>) =>
         Effect.suspend(() => {
           const states: Array<PartitionState> = []
           for (const position of positions) {
@@ -182,7 +173,13 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
           }
           return states.length === 0 ? Effect.void : write(states, epoch)
         })
-    })
+      return {
+        recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
+        roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
+        commit: (position) => commitAll([position]),
+        commitAll
+      }
+    }
 
     const revokeAll = () => {
       const live = held.revokeAll()

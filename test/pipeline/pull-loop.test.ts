@@ -10,7 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Exit, Fiber, Stream, TestClock } from "effect"
 import { CheckpointError } from "../../src/pipeline/vocabulary.js"
 import { makeBatcher } from "../../src/pipeline/batch.js"
-import { pullLoop } from "../../src/pipeline/internal/pullLoop.js"
+import { pullLoop, type PullLoopOptions } from "../../src/pipeline/internal/pullLoop.js"
 import type { BatchCut, Checked, Unit } from "../../src/pipeline/vocabulary.js"
 
 const valid = (seq: number): Checked => ({
@@ -31,19 +31,26 @@ const settle = Effect.gen(function*() {
   for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
 })
 
+/** A loop's options: batches of 100, a linger of 10 s, cuts and units taken and dropped, unless overridden. */
+const optionsWith = (overrides: Partial<PullLoopOptions<never>>): PullLoopOptions<never> => ({
+  batcher: makeBatcher({ max: 100, maxBytes: 1_000_000, linger: "10 seconds", recordedCuts: [] }),
+  max: 100,
+  linger: "10 seconds",
+  recordCuts: () => Effect.void,
+  dispatch: () => Effect.void,
+  onPartitionEvent: () => Effect.void,
+  ...overrides
+})
+
 const loop = (count: number, hungry: (() => boolean) | undefined) =>
   Effect.gen(function*() {
     const dispatched: Array<Unit> = []
     const recorded: Array<BatchCut> = []
-    const fiber = yield* Effect.fork(pullLoop(burst(count), {
-      batcher: makeBatcher({ max: 100, maxBytes: 1_000_000, linger: "10 seconds", recordedCuts: [] }),
-      max: 100,
-      linger: "10 seconds",
+    const fiber = yield* Effect.fork(pullLoop(burst(count), optionsWith({
       recordCuts: (cuts) => Effect.sync(() => recorded.push(...cuts)),
       dispatch: (unit) => Effect.sync(() => dispatched.push(unit)),
-      onPartitionEvent: () => Effect.void,
       hungry
-    }))
+    })))
     yield* settle
     yield* TestClock.adjust("1 second")
     yield* settle
@@ -89,20 +96,16 @@ describe("pull loop", () => {
       const pulled = { n: 0 }
       const log: Array<string> = []
       let writes = 0
-      const fiber = yield* Effect.fork(pullLoop(chunks(count, pulled), {
-        batcher: makeBatcher({ max: 100, maxBytes: 1_000_000, linger: "10 seconds", recordedCuts: [] }),
-        max: 100,
-        linger: "10 seconds",
+      const fiber = yield* Effect.fork(pullLoop(chunks(count, pulled), optionsWith({
         recordCuts: (cuts) =>
           Effect.zipRight(
             writes++ === 0 ? Deferred.await(gate) : Effect.void,
             Effect.sync(() => log.push(`write ${cuts.map((cut) => `${cut.first}-${cut.last}`).join(" ")}`))
           ),
         dispatch: (unit) => Effect.sync(() => log.push(`send ${unit._tag === "Batch" ? unit.batch.records[0]!.position.offset : "?"}`)),
-        onPartitionEvent: () => Effect.void,
         hungry: () => true,
         room
-      }))
+      })))
       yield* settle
       return { fiber, gate, log, pulled }
     })
@@ -145,15 +148,10 @@ describe("pull loop", () => {
 
   it.effect("a cut write that fails behind the loop fails the loop while it waits for its source", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(pullLoop(chunks(1, { n: 0 }), {
-        batcher: makeBatcher({ max: 100, maxBytes: 1_000_000, linger: "10 seconds", recordedCuts: [] }),
-        max: 100,
-        linger: "10 seconds",
+      const fiber = yield* Effect.fork(pullLoop(chunks(1, { n: 0 }), optionsWith({
         recordCuts: () => Effect.fail(new CheckpointError({ reason: "disk full" })),
-        dispatch: () => Effect.void,
-        onPartitionEvent: () => Effect.void,
         hungry: () => true
-      }))
+      })))
       yield* settle
       const exit = yield* Fiber.await(fiber)
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause).includes("disk full")).toBe(true)

@@ -127,24 +127,22 @@ export class Commits {
 
   private write({ position, writer }: WaitingCommit): Effect.Effect<void, CheckpointError> {
     if (writer === undefined) return Effect.void
-    return Effect.zipRight(
-      writer.commit(position),
-      Effect.suspend(() => {
-        noteCommitted(this.counters, position)
-        return this.emit({ _tag: "Committed", position })
-      })
-    )
+    return Effect.zipRight(writer.commit(position), this.told(position))
+  }
+
+  /** A written commit counted and told. */
+  private told(position: Position): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      noteCommitted(this.counters, position)
+      return this.emit({ _tag: "Committed", position })
+    })
   }
 
   /** Several partitions' commits through one writer, in one write. */
   private writeAll(writer: CheckpointWriter, commits: ReadonlyArray<WaitingCommit>): Effect.Effect<void, CheckpointError> {
     return Effect.zipRight(
       writer.commitAll!(commits.map((commit) => commit.position)),
-      Effect.forEach(commits, ({ position }) =>
-        Effect.suspend(() => {
-          noteCommitted(this.counters, position)
-          return this.emit({ _tag: "Committed", position })
-        }), { discard: true })
+      Effect.forEach(commits, ({ position }) => this.told(position), { discard: true })
     )
   }
 

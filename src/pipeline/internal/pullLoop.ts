@@ -12,8 +12,8 @@
  * units closed so far, then dispatches those units in order, and goes on while more wait; the
  * loop meanwhile pulls and batches, and waits for the writer only when more closed units wait
  * than `dispatch` has room for (at most `unitsPerWrite`) or while the writer waits for room
- * (the back-pressure, as before), and before a partition event and at the end. A unit is still dispatched only after its cut is recorded.
- * Why: with the loop waiting for each write, `bench:kafka` at 20k messages/s spent 7.3 of
+ * (the back-pressure, as before), and before a partition event and at the end. A unit is
+ * still dispatched only after its cut is recorded. Why: with the loop waiting for each write, `bench:kafka` at 20k messages/s spent 7.3 of
  * 10 s waiting for the cut writes (commits to Kafka, 12-27 ms at the median on the 2-core
  * machine), and a message waited 250-290 ms from its read to its batch's admission (p50);
  * behind the loop, 170-190 ms, and message-to-commit p50 went from 446-487 to 346-357 ms.
@@ -114,6 +114,17 @@ export const pullLoop = <E, E2, R>(
     const takeWritten = Effect.suspend(() =>
       writing() ? Deferred.await(taken ??= Deferred.unsafeMake<void>(FiberId.none)) : written
     )
+    /** Everything closed so far recorded and dispatched (before a partition event, at the end). */
+    const caughtUp = Effect.zipRight(written, flush)
+    /**
+     * The writer waits for room, or more units wait for it than `dispatch` has room for: the
+     * loop waits too (reading ahead only while a write is under way keeps the bound on what is
+     * pending).
+     */
+    const mustWait = (): boolean => {
+      const waiting = batcher.waiting()
+      return dispatching || (waiting > 0 && waiting >= Math.min(unitsPerWrite, options.room?.() ?? unitsPerWrite))
+    }
     const ticker = Effect.repeat(
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         batcher.closeLingering(now)
@@ -134,8 +145,7 @@ export const pullLoop = <E, E2, R>(
         for (let i = 0; i < elements.length; i++) {
           const element = elements[i]!
           if (element._tag === "Assigned" || element._tag === "Revoked") {
-            yield* written
-            yield* flush
+            yield* caughtUp
             // Under the lock: the ticker's writer must not send a revoked partition's batches meanwhile.
             yield* lock.withPermits(1)(options.onPartitionEvent(element))
           } else {
@@ -143,18 +153,12 @@ export const pullLoop = <E, E2, R>(
           }
         }
         if (shouldFlush(batcher, elements.length, max, options.hungry)) {
-          // The writer waits for room, or too much waits for the writer: the loop waits too
-          // (reading ahead only while a write is under way keeps the bound on what is pending).
-          const waiting = batcher.waiting()
-          if (dispatching || waiting >= unitsPerWrite || (waiting > 0 && options.room !== undefined && waiting >= options.room())) {
-            yield* takeWritten
-          }
+          if (mustWait()) yield* takeWritten
           yield* writeBehind
         }
       }
       batcher.closeAll()
-      yield* written
-      yield* flush
+      yield* caughtUp
     })
     // The ticker ends only when it fails (a boundary could not be recorded).
     yield* Effect.raceFirst(Effect.raceFirst(feed, ticker), Deferred.await(failed))

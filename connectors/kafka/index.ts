@@ -158,28 +158,17 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       return attempt(0)
     }
 
-    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => {
-      // One request for every partition of the assignment: four written in turn took four
-      // round trips to the group's coordinator (7 ms each on an idle local broker, 27 ms at
-      // the median under `bench:kafka`'s load), and doubled the requests it had to serve.
-      const commitAll = (positions: ReadonlyArray<Position>) =>
+    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({
+      recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
+      roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
+      commit: (position: Position) =>
         Effect.suspend(() => {
-          const states: Array<PartitionState> = []
-          for (const position of positions) {
-            const s = byName.get(position.partition)
-            if (s === undefined) continue
-            commitAt(s, position)
-            states.push(s)
-          }
-          return states.length === 0 ? Effect.void : write(states, epoch)
+          const s = byName.get(position.partition)
+          if (s === undefined) return Effect.void
+          commitAt(s, position)
+          return write([s], epoch)
         })
-      return {
-        recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
-        roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
-        commit: (position) => commitAll([position]),
-        commitAll
-      }
-    }
+    })
 
     const revokeAll = () => {
       const live = held.revokeAll()

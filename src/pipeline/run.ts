@@ -458,8 +458,7 @@ export const run = <E, R, E2 = never, R2 = never>(
         recordCuts: (cuts) => commits.recordCuts(cuts),
         dispatch,
         onPartitionEvent,
-        hungry: () => scheduler.unsent() < limiter.limit(),
-        room: scheduler.room
+        hungry: () => scheduler.unsent() < limiter.limit()
       }),
       scheduler.finished
     )

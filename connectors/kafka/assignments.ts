@@ -9,7 +9,9 @@
  * re-joining, and it writes with the generation it holds when a request goes out, which the
  * broker takes for any partition, this member's or not: so a write of an epoch is made only
  * while no newer generation has formed and the broker has not refused one of its writes as
- * fenced. Not even for a partition that came back in the newest generation: a member the group
+ * fenced, or its consumer stopped (kafkajs answers a stopped consumer's commits as landed
+ * without sending them; it restarts after an error it retries, and has left the group). Not
+ * even for a partition that came back in the newest generation: a member the group
  * dropped (starved past its session timeout) or whose sync was refused never saw the
  * generations in between, in which another member may have held the partition and committed
  * past the old state. The old state written over that commit made the next owner read an older
@@ -65,7 +67,8 @@ export interface TopicPartition {
 }
 
 /**
- * Errors that mean a commit belongs to a generation that is over.
+ * Errors that mean a commit belongs to a generation that is over (`CONSUMER_STOPPED`: the
+ * consumer had stopped and left the group, so kafkajs never sent it; see `kafkajs.ts`).
  *
  * @since 0.2.0
  * @category defaults
@@ -74,7 +77,8 @@ export const fencedTypes: ReadonlySet<string> = new Set([
   "REBALANCE_IN_PROGRESS",
   "ILLEGAL_GENERATION",
   "UNKNOWN_MEMBER_ID",
-  "FENCED_INSTANCE_ID"
+  "FENCED_INSTANCE_ID",
+  "CONSUMER_STOPPED"
 ])
 
 /**
@@ -118,6 +122,14 @@ export class Assignments {
    */
   mayWrite(epoch: number): boolean {
     return this.joins === epoch && this.fenced < epoch
+  }
+
+  /**
+   * The consumer stopped and left the group (kafkajs restarts it after an error it retries):
+   * the newest generation is over for this member, as if fenced; it joins again as a new one.
+   */
+  leftGroup(): void {
+    this.fenced = Math.max(this.fenced, this.joins)
   }
 
   /** Whether the run may still send for `state` (asked before each batch goes out). */

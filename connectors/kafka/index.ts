@@ -247,7 +247,13 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
         onBatch,
         onRebalancing: revokeAll,
         onAssigned: assign,
-        onCrash: (error) => void offer({ _tag: "Failed", error })
+        onCrash: (error) => void offer({ _tag: "Failed", error }),
+        // It left the group: nothing more is written or sent for what it held, and the run
+        // drains it, before the consumer joins again.
+        onRestarting: () => {
+          held.leftGroup()
+          revokeAll()
+        }
       }
     })
     const running = consumer

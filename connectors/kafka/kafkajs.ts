@@ -101,7 +101,33 @@ export interface GroupHandlers {
   readonly onRebalancing: () => void
   readonly onAssigned: (partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>) => void
   readonly onCrash: (error: KafkaError) => void
+  /**
+   * The consumer stopped on an error it retries by starting again (kafkajs's "restart"): it left
+   * the group, so its partitions are no longer its own; it joins again (`onAssigned`) shortly.
+   */
+  readonly onRestarting?: (() => void) | undefined
 }
+
+/**
+ * The error type of a commit the consumer did not send because it was stopped (after a crash
+ * it restarts from, or while leaving): kafkajs answers such a commit as if it had landed.
+ *
+ * @since 0.3.0
+ * @category defaults
+ */
+export const consumerStopped = "CONSUMER_STOPPED"
+
+/** Whether a landed commit's payload (kafkajs's `COMMIT_OFFSETS` event) holds every one of `offsets`. */
+const holdsAll = (
+  topics: ReadonlyArray<{ readonly topic: string; readonly partitions: ReadonlyArray<{ readonly partition: number; readonly offset: unknown; readonly metadata?: string | null }> }>,
+  offsets: ReadonlyArray<CommittedOffset>
+): boolean =>
+  offsets.every((o) =>
+    topics.some((t) =>
+      t.topic === o.topic &&
+      t.partitions.some((p) => p.partition === o.partition && String(p.offset) === String(o.offset) && (p.metadata ?? null) === o.metadata)
+    )
+  )
 
 /**
  * A committed offset (the next offset to read) with its metadata text.
@@ -269,6 +295,7 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
           ))
         consumer.on(consumer.events.CRASH, ({ payload }) => {
           if (!payload.restart) options.handlers.onCrash(translate(`consumer of group ${options.groupId}`)(payload.error))
+          else options.handlers.onRestarting?.()
         })
         yield* connectOrStop(
           async () => {
@@ -294,15 +321,30 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
           `cannot join group ${options.groupId} on ${options.topics.join(",")}`
         )
         return {
+          // kafkajs answers a commit of a stopped consumer (crashed and about to start again, or
+          // leaving) as if it had landed, without sending it: a commit counts only when kafkajs
+          // tells it landed (its `COMMIT_OFFSETS` event, sent before the commit answers). A cut
+          // taken for written that never was let the next owner cut the batches anew, under
+          // other keys: stored twice, and a key's older version applied after its newer one.
           commit: (offsets) =>
             Effect.tryPromise({
-              try: () =>
-                consumer.commitOffsets(offsets.map((o) => ({
-                  topic: o.topic,
-                  partition: o.partition,
-                  offset: String(o.offset),
-                  metadata: o.metadata
-                }))),
+              try: async () => {
+                let landed = false
+                const stopListening = consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
+                  if (!landed && holdsAll(payload.topics, offsets)) landed = true
+                })
+                try {
+                  await consumer.commitOffsets(offsets.map((o) => ({
+                    topic: o.topic,
+                    partition: o.partition,
+                    offset: String(o.offset),
+                    metadata: o.metadata
+                  })))
+                } finally {
+                  stopListening()
+                }
+                if (!landed) throw Object.assign(new Error("the consumer is stopped: the commit was not sent"), { type: consumerStopped })
+              },
               catch: translate(
                 `cannot commit ${offsets.map((o) => `${o.topic} partition ${o.partition} offset ${o.offset}`).join(", ")} ` +
                   `for group ${options.groupId}`

@@ -79,6 +79,21 @@ describe("Kafka assignments", () => {
     expect(held.leftToNextOwner(next.epoch, undefined)).toBe(false)
   })
 
+  it("a consumer that stopped and left the group (to start again) ends its generation: nothing more is written or sent", () => {
+    const held = new Assignments()
+    const { epoch, fresh } = held.assign([{ topic: "orders", partition: 0 }])
+    const s = fresh[0]!
+    s.status = "live"
+    held.leftGroup()
+    expect(held.mayWrite(epoch)).toBe(false)
+    expect(held.owned(s, epoch)).toBe(false)
+    // A commit kafkajs did not send because its consumer was stopped is the next owner's too.
+    const again = held.assign([{ topic: "orders", partition: 0 }])
+    expect(held.leftToNextOwner(again.epoch, "CONSUMER_STOPPED")).toBe(true)
+    const third = held.assign([{ topic: "orders", partition: 0 }])
+    expect(held.mayWrite(third.epoch)).toBe(true) // joined again: a new generation
+  })
+
   it("the committed offset and its cuts are loaded, and written back against the commit base", () => {
     const held = new Assignments()
     const s = held.assign([{ topic: "orders", partition: 0 }]).fresh[0]!

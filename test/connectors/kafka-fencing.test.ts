@@ -8,12 +8,18 @@
  *
  * Both ways it can join again: its partition goes to the other member, or comes back to it (the
  * other member left meanwhile: a generation it never saw gave the partition to someone else).
+ *
+ * And a member whose consumer crashes on an error kafkajs retries by starting it again: it
+ * leaves the group, and until it has joined again kafkajs answers its commits as landed
+ * without sending them. The source must take none of them for written (a cut taken for
+ * recorded that never was let the next owner cut the batches anew), and must give up what it
+ * held at once.
  */
 import { randomUUID } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { Effect, Exit, Fiber, Queue, Scope, Stream } from "effect"
+import { Effect, Either, Exit, Fiber, Queue, Scope, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
-import type { KafkaClientService } from "../../connectors/kafka/kafkajs.js"
+import type { GroupConsumer, KafkaClientService } from "../../connectors/kafka/kafkajs.js"
 import type { Assignment, SourceEvent } from "../../src/pipeline/Source.js"
 import { createTopic, kafka, sleep } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
@@ -53,30 +59,61 @@ const member = (scope: Scope.Scope, group: string, topic: string, clientId: stri
     const client = yield* Kafka.makeClient({ brokers: kafkaBrokers(), clientId })
     let hold: Promise<void> | undefined
     let release = () => {}
+    // Crashing: each fetched batch fails until kafkajs gives up its retries and starts the
+    // consumer again; meanwhile commits go out back to back through the consumer, each answer kept.
+    let crashing = false
+    let rejoined = false
+    let consumer: GroupConsumer | undefined
+    const answers: Array<Either.Either<void, { readonly type?: string | undefined }>> = []
+    const commitUntilRejoined = async (offset: number) => {
+      while (!rejoined) {
+        answers.push(await Effect.runPromise(Effect.either(consumer!.commit([{ topic, partition: 0, offset, metadata: null }]))))
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
     const holding: KafkaClientService = {
       ...client,
       consume: (options) =>
-        client.consume({
-          ...options,
-          handlers: {
-            ...options.handlers,
-            onBatch: async (batch, heartbeat) => {
-              while (hold !== undefined) await hold
-              return options.handlers.onBatch(batch, heartbeat)
+        Effect.tap(
+          client.consume({
+            ...options,
+            handlers: {
+              ...options.handlers,
+              onBatch: async (batch, heartbeat) => {
+                while (hold !== undefined) await hold
+                if (crashing) throw new Error("a fetched batch fails (test)")
+                return options.handlers.onBatch(batch, heartbeat)
+              },
+              onRestarting: () => {
+                crashing = false
+                void commitUntilRejoined(3)
+                options.handlers.onRestarting?.()
+              },
+              onAssigned: (partitions) => {
+                rejoined = true
+                options.handlers.onAssigned(partitions)
+              }
             }
+          }),
+          (running) => {
+            consumer = running
           }
-        })
+        )
     }
     const source = yield* Kafka.make({ groupId: group, topics: [topic], sessionTimeoutMillis }).pipe(
       Effect.provideService(Kafka.KafkaClient, holding)
     )
     const assignments = yield* Queue.unbounded<Assignment>()
     const offsets: Array<number> = []
+    let revoked = 0
     yield* Effect.forkIn(
       Stream.runForEach(source.events, (event: SourceEvent<unknown>) =>
         Effect.suspend(() => {
           if (event._tag === "Assigned") return Queue.offerAll(assignments, event.assignments)
-          if (event._tag === "Revoked") return event.release
+          if (event._tag === "Revoked") {
+            revoked++
+            return event.release
+          }
           offsets.push(event.position.offset)
           return Effect.void
         })),
@@ -92,7 +129,14 @@ const member = (scope: Scope.Scope, group: string, topic: string, clientId: stri
       feed: () => {
         hold = undefined
         release()
-      }
+      },
+      crash: () => {
+        crashing = true
+        rejoined = false
+      },
+      revoked: () => revoked,
+      rejoined: () => rejoined,
+      answers
     }
   }).pipe(Scope.extend(scope))
 
@@ -173,5 +217,56 @@ describe("Kafka source: a member dropped from its group (real broker)", () => {
 
   it("its late commit does not overwrite the next owner's, when the partition comes back to it", async () => {
     await Effect.runPromise(Effect.scoped(droppedMemberCase(false)))
+  }, 60_000)
+})
+
+describe("Kafka source: a member whose consumer crashes and starts again (real broker)", () => {
+  it("gives up its partitions at once, takes no unsent commit for written, and resumes from the last commit that landed", async () => {
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const id = randomUUID()
+      const topic = `crash-${id}`
+      const group = `crash-${id}`
+      yield* Effect.promise(() => createTopic(topic, 1))
+      yield* Effect.promise(() => produce(topic, 0, 20))
+      const scope = yield* Scope.make()
+      try {
+        const a = yield* member(scope, group, topic, "crash-a")
+        const first = yield* a.assigned
+        yield* Effect.promise(async () => {
+          while (a.offsets.length < 20) await sleep(20)
+        })
+        yield* first.checkpoint.recordCuts([
+          { partition: partitionOf(topic), first: 10, last: 14 },
+          { partition: partitionOf(topic), first: 15, last: 19 }
+        ])
+        yield* first.checkpoint.commit(at(topic, 9))
+        const before = yield* Effect.promise(() => committed(group, topic))
+        expect(before.offset).toBe(10)
+
+        // The next fetched batch fails until kafkajs restarts the consumer.
+        a.crash()
+        yield* Effect.promise(() => produce(topic, 20, 1))
+        const again = yield* a.assigned
+        expect(a.rejoined()).toBe(true)
+
+        // Given up at the crash, before the consumer joined again.
+        expect(a.revoked()).toBeGreaterThanOrEqual(1)
+        expect(first.owned?.()).toBe(false)
+        // Nothing sent while the consumer was stopped was answered as landed; kafkajs answered
+        // some of them as landed (the case at hand), the others failed outright.
+        const stopped = a.answers.filter((answer) => Either.isLeft(answer) && answer.left.type === "CONSUMER_STOPPED")
+        expect(a.answers.filter(Either.isRight)).toEqual([])
+        expect(stopped.length).toBeGreaterThan(0)
+        // The old assignment's writes are the next owner's now: skipped, not landed.
+        yield* first.checkpoint.recordCuts([{ partition: partitionOf(topic), first: 20, last: 20 }])
+        yield* first.checkpoint.commit(at(topic, 14))
+        expect(yield* Effect.promise(() => committed(group, topic))).toEqual(before)
+        // Joined again: from the last commit that landed, with its cuts.
+        expect(again.committed?.offset).toBe(9)
+        expect(again.cuts.map((c) => [c.first, c.last])).toEqual([[10, 14], [15, 19]])
+      } finally {
+        yield* Scope.close(scope, Exit.void)
+      }
+    })))
   }, 60_000)
 })

@@ -115,6 +115,7 @@ const chaos = async (
     "--dead-letter", `/tmp/${group}.dead-letters.ndjson`
   ]
   const members: Array<SinkChild> = [startSink(args), startSink(args), startSink(args)]
+  const everyone: Array<SinkChild> = [...members]
   const log: Array<string> = []
   const started = Date.now()
 
@@ -134,6 +135,7 @@ const chaos = async (
     log.push(`${Date.now() - started} ms: member ${which} killed (${exit.code ?? exit.signal})`)
     await sleep(Math.floor(random() * 1000))
     members[which] = startSink(args)
+    everyone.push(members[which]!)
   }
   await producing
 
@@ -143,6 +145,9 @@ const chaos = async (
     members.map((m, i) => `member ${i}:\n${m.output().slice(-3000)}`).join("\n")
   await waitFor(async () => (await groupLag(group, topic)) === 0, 60_000, describe)
   log.push(`lag 0 after ${Date.now() - started} ms`)
+  // A consumer that crashed and started again left its group meanwhile: told, as it makes a run rarer.
+  const restarts = everyone.reduce((n, m) => n + m.output().split("\n").filter((line) => /Restarting the consumer/.test(line)).length, 0)
+  log.push(`${restarts} consumer restarts`)
   console.log(`sink keyed chaos, ${name} (seed ${seed}): ${log.join("; ")}`)
 
   const rows = await readAllRows(server.url, apiKey, datasetId)

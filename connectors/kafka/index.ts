@@ -24,13 +24,14 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { Chunk, Effect, Either, Fiber, Option, Queue, Runtime, type Scope, Stream } from "effect"
+import { Chunk, Effect, Either, Fiber, FiberSet, Option, Queue, Runtime, type Scope, Stream } from "effect"
 import type { TributaryClientService } from "../../src/client/Client.js"
 import type { Progress } from "../../src/pipeline/events.js"
 import { type PipelineConfig, type PipelineError, run } from "../../src/pipeline/run.js"
 import type { DeadLetterSink } from "../../src/pipeline/DeadLetter.js"
 import { DeadLetterError, encodeLetter } from "../../src/pipeline/DeadLetter.js"
 import * as Replay from "../../src/pipeline/Replay.js"
+import { groupedWritesIn } from "../../src/pipeline/internal/groupedWrites.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, CheckpointWriter, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
 import { CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
@@ -133,6 +134,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
     let stopping = false
 
     let consumer: GroupConsumer | undefined
+    const writers = yield* FiberSet.make<void, never>()
 
     /**
      * Writes the partitions' committed offsets and cuts, as they are when each attempt goes
@@ -158,17 +160,27 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       return attempt(0)
     }
 
-    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => ({
-      recordCuts: (cuts) => Effect.suspend(() => write(addCuts(byName, cuts), epoch)),
-      roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
-      commit: (position: Position) =>
-        Effect.suspend(() => {
-          const s = byName.get(position.partition)
-          if (s === undefined) return Effect.void
-          commitAt(s, position)
-          return write([s], epoch)
-        })
-    })
+    /**
+     * An assignment's writes (its cuts, its splits, its commits) go one at a time, what is
+     * asked meanwhile together in the next: each write carries the partitions' state as it is
+     * when it goes out, so the last to land is the newest. Written at once, kafkajs's own retry
+     * of an older commit (it resends the payload it was given, e.g. when the group's
+     * coordinator moved) could land after a newer one and hide cuts whose batches were sent.
+     */
+    const writerFor = (epoch: number, byName: ReadonlyMap<string, PartitionState>): CheckpointWriter => {
+      const writes = groupedWritesIn<PartitionState, CheckpointError>(writers, (states) => write([...new Set(states)], epoch))
+      return {
+        recordCuts: (cuts) => Effect.suspend(() => writes.record(addCuts(byName, cuts))),
+        roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
+        commit: (position: Position) =>
+          Effect.suspend(() => {
+            const s = byName.get(position.partition)
+            if (s === undefined) return Effect.void
+            commitAt(s, position)
+            return writes.record([s])
+          })
+      }
+    }
 
     const revokeAll = () => {
       const live = held.revokeAll()

@@ -390,7 +390,8 @@ export const run = <E, R, E2 = never, R2 = never>(
         ? undefined
         : (batch, accepted, done) => deliverAndCompleteNow(batch, accepted, batchWay, postCalls, runtime, done),
       recordParts: (cuts) => commits.recordCuts(cuts),
-      roomForParts: (cut) => commits.roomForParts(cut)
+      roomForParts: (cut) => commits.roomForParts(cut),
+      owned: (partition) => commits.owned(partition)
     })
     const gauges: Gauges = {
       oldestUnackedMillis: (now) => commits.tracker.oldestPendingMillis(now),

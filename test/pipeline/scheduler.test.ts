@@ -137,6 +137,37 @@ describe("the scheduler", () => {
       expect(calls).toEqual(["0 whole", "4 in parts", "4 held may go: false"])
     }))
 
+  it.scopedLive("a partition taken away before its drain: a held part whose earlier batch ended unsent is not sent either", () =>
+    Effect.gen(function*() {
+      const calls: Array<string> = []
+      const first = yield* Deferred.make<void>()
+      let owned = true
+      const scheduler = yield* makeScheduler<never>({
+        ...defaults,
+        owned: () => owned,
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            // As the run does: a batch whose partition is no longer the run's is not sent.
+            if (!owned) return void calls.push(`${batch.fromSeq} not sent`)
+            calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
+            if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* heldBack.ready}`)
+            accepted()
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["b", "a"])) // every key held: waits whole
+      yield* scheduler.admit(batchOf("p", 4, ["a", "z"])) // partly: z goes now, a after 2
+      yield* Effect.sleep("50 millis")
+      expect(calls).toEqual(["0 whole", "4 in parts"])
+      // The partition is taken away; its drain has not come yet. 0 ends, 2 ends unsent.
+      owned = false
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      // 4's held records (a) must not go ahead of 2's, which its next owner sends again.
+      expect(calls).toEqual(["0 whole", "4 in parts", "2 not sent", "4 held may go: false"])
+    }))
+
   it.scopedLive("later batches wait for the part that holds their key, not for the whole batch: a held part does not chain the rest", () =>
     Effect.gen(function*() {
       const sent: Array<string> = []

@@ -81,6 +81,11 @@ export interface CheckpointStore {
   /** Commits a partition's position and forgets the cuts it has passed. */
   readonly commit: (position: Position) => Effect.Effect<void, CheckpointError>
   /**
+   * Commits several partitions' positions in one durable write. Without it, the committer
+   * writes them one `commit` after another.
+   */
+  readonly commitAll?: ((positions: ReadonlyArray<Position>) => Effect.Effect<void, CheckpointError>) | undefined
+  /**
    * Records the run (durably, before anything is sent) or its totals. A store without it
    * runs without an identity: its keys are those of the source's coordinates alone.
    */
@@ -116,6 +121,7 @@ export const memory = (initial: Checkpoint = emptyCheckpoint): Effect.Effect<Che
     current: Ref.get(ref),
     recordCuts: (cuts) => Ref.update(ref, (c) => withCuts(c, cuts)),
     commit: (position) => Ref.update(ref, (c) => withCommit(c, position)),
+    commitAll: (positions) => Ref.update(ref, (c) => positions.reduce(withCommit, c)),
     writeRun: (run) => Ref.update(ref, (c) => ({ ...c, run }))
   }))
 
@@ -149,6 +155,7 @@ export const file = (
       load: Ref.get(state),
       recordCuts: (cuts) => (cuts.length === 0 ? Effect.void : persist((c) => withCuts(c, cuts))),
       commit: (position) => persist((c) => withCommit(c, position)),
+      commitAll: (positions) => persist((c) => positions.reduce(withCommit, c)),
       writeRun: (run) => persist((c) => ({ ...c, run }))
     }
   })

@@ -56,8 +56,14 @@ export interface BatchOptions {
   readonly recordedCuts: ReadonlyArray<BatchCut>
 }
 
-/** Closed batches recorded with one checkpoint write, when they come that fast. */
-const unitsPerWrite = 128
+/**
+ * Closed batches recorded with one checkpoint write, when they come that fast; as many may
+ * wait for the write under way before the pull loop waits too.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const unitsPerWrite = 128
 
 /** `{"records":[` + `]}`. */
 const envelopeBytes = 14

@@ -459,7 +459,8 @@ export const run = <E, R, E2 = never, R2 = never>(
         recordCuts: (cuts) => commits.recordCuts(cuts),
         dispatch,
         onPartitionEvent,
-        hungry: () => scheduler.unsent() < limiter.limit()
+        hungry: () => scheduler.unsent() < limiter.limit(),
+        room: scheduler.room
       }),
       scheduler.finished
     )

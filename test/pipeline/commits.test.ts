@@ -2,8 +2,13 @@
  * The run's commits (`internal/commits.ts`) across a partition revoked and assigned again while
  * the committer is busy writing another partition.
  */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import { CommitTracker } from "../../src/pipeline/internal/commitTracker.js"
 import { Commits } from "../../src/pipeline/internal/commits.js"
 import { makeCounters } from "../../src/pipeline/internal/progress.js"
@@ -98,4 +103,44 @@ describe("commits", () => {
       expect([...log].sort()).toEqual(["a@1", "b@2", "c@3"])
       expect(most).toBe(1)
     }))
+
+  it.effect("a writer that commits several partitions at once gets them in one write; each is still told as committed", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const events: Array<string> = []
+      const shared: CheckpointWriter = {
+        ...writer("one", log),
+        commitAll: (positions) => Effect.sync(() => log.push(`all ${positions.map((p) => `${p.partition}@${p.offset}`).join(" ")}`))
+      }
+      const commits = new Commits("group", undefined, undefined, new CommitTracker(), makeCounters(0), (event) =>
+        Effect.sync(() => {
+          if (event._tag === "Committed") events.push(`${event.position.partition}@${event.position.offset}`)
+        }))
+      commits.assign([fresh("p0", shared), fresh("p1", shared), fresh("p2", writer("other", log))])
+      commits.delivered(delivered("p0", 0, 4))
+      commits.delivered(delivered("p1", 0, 9))
+      commits.delivered(delivered("p2", 0, 2))
+      yield* commits.flush
+      expect([...log].sort()).toEqual(["all p0@4 p1@9", "other p2@2"])
+      expect([...events].sort()).toEqual(["p0@4", "p1@9", "p2@2"])
+      // One partition waiting: its own commit, as before.
+      commits.delivered(delivered("p1", 1, 12))
+      yield* commits.flush
+      expect(log.at(-1)).toBe("one p1@12")
+    }))
+
+  it.effect("a checkpoint file commits several partitions in one write: each position kept, the cuts they passed forgotten", () =>
+    Effect.gen(function*() {
+      const path = join(mkdtempSync(join(tmpdir(), "tributary-commit-all-")), "checkpoint.json")
+      const store = yield* Checkpoint.file(path)
+      yield* store.recordCuts([
+        { partition: "a", first: 0, last: 9 },
+        { partition: "a", first: 10, last: 19 },
+        { partition: "b", first: 0, last: 4 }
+      ])
+      yield* store.commitAll!([{ partition: "a", offset: 9 }, { partition: "b", offset: 4 }])
+      const read = yield* Checkpoint.readCheckpointFile(path)
+      expect(read.positions).toEqual({ a: { partition: "a", offset: 9 }, b: { partition: "b", offset: 4 } })
+      expect(read.cuts).toEqual([{ partition: "a", first: 10, last: 19 }])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

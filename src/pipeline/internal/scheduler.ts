@@ -90,6 +90,8 @@ export interface Scheduler<E> {
   readonly waiting: () => number
   /** Of those, not yet accepted by the service (waiting, being sent or retried). */
   readonly unsent: () => number
+  /** How many more batches could be admitted now without waiting, by count. */
+  readonly room: () => number
 }
 
 /**
@@ -186,6 +188,11 @@ export class PendingRoom {
   fits(kibibytes: number): boolean {
     return this.batches < this.bound.batches && this.unsent < this.bound.unsent &&
       (this.kibibytes + kibibytes <= this.bound.kibibytes || this.batches === 0)
+  }
+
+  /** How many more batches would fit now, by count (the bytes are checked at each entry). */
+  get free(): number {
+    return Math.max(0, Math.min(this.bound.batches - this.batches, this.bound.unsent - this.unsent))
   }
 
   /**
@@ -543,6 +550,7 @@ export const makeScheduler = <E>(options: {
       hasFailed: Deferred.isDone(failed),
       admitted: () => room.admitted,
       waiting: () => waiting,
-      unsent: () => room.unaccepted
+      unsent: () => room.unaccepted,
+      room: () => room.free
     }
   })

@@ -7,17 +7,18 @@
  * with the batch before. Waiting whole, each batch would wait for the one before to end, so no
  * more than two ingestions would ever be under way at once; in parts the free records of every
  * batch go at once, the service sees many ingestions under way together, and every key still
- * ends with its last version.
+ * ends with its last version. And a partition taken away while a held part waits (a rebalance
+ * the run hears of later): the part never goes ahead of the earlier batch it waited for.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, Stream } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Queue, Redacted, Stream } from "effect"
 import { TributaryClient } from "../../src/client/index.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { idempotencyKey } from "../../src/pipeline/internal/ingest.js"
 import { heldOffsets, mergeDelivered, partName, splitRecords } from "../../src/pipeline/internal/parts.js"
 import { run } from "../../src/pipeline/run.js"
-import type { Source, SourceElement } from "../../src/pipeline/Source.js"
+import type { PartitionedSource, Source, SourceElement, SourceEvent } from "../../src/pipeline/Source.js"
 import { type BatchCut, type BatchRecord, type Delivered, mergeCuts } from "../../src/pipeline/vocabulary.js"
 import { parseFaults } from "../../src/server/faults.js"
 import { apiData, maxOverlap, readAllRows } from "../support/crash.js"
@@ -205,6 +206,64 @@ describe("keyed batches in parts against a service that takes its time", () => {
         const whole = yield* runOnce({ ...forgetful, commit: () => Effect.void })
         expect(whole.replayed).toBeLessThan(batches * perBatch)
         expect(batches * perBatch - whole.replayed).toBe(inParts.length * perBatch)
+      }).pipe(Effect.scoped))
+
+    it.effect("a partition taken away while a held part waits: the part does not go ahead of the earlier batch that ended unsent; back with its next assignment, every key ends at its last version", () =>
+      Effect.gen(function*() {
+        const { client, datasetId, serverUrl } = yield* keyedDataset("parts-revoked")
+        const events = yield* Queue.unbounded<SourceEvent | null>()
+        const store = yield* Checkpoint.memory()
+        const writer = { recordCuts: store.recordCuts, commit: store.commit }
+        let owned = true
+        const source: PartitionedSource = {
+          _tag: "PartitionedSource",
+          name: "parts-revoked",
+          events: Stream.takeWhile(Stream.fromQueue(events), (e) => e !== null) as Stream.Stream<SourceEvent>
+        }
+        const at = (offset: number, id: string, version: number): SourceEvent => ({
+          _tag: "Record",
+          position: { partition: "p", offset },
+          value: { id, version }
+        })
+        // Batches of two: [a b] goes; [b a] waits whole (every key held); [a z]: z goes, a waits for [b a].
+        const records = [at(1, "a", 0), at(2, "b", 0), at(3, "b", 1), at(4, "a", 1), at(5, "a", 2), at(6, "z", 2)]
+        const running = yield* Effect.fork(run(client, {
+          source,
+          destination: { datasetId },
+          deadLetters: yield* DeadLetter.memory,
+          batch: { max: 2, linger: "10 millis" },
+          concurrency: { fixed: 8 },
+          poll: { initial: "10 millis", max: "20 millis" }
+        }))
+        yield* Queue.offer(events, {
+          _tag: "Assigned",
+          assignments: [{ partition: "p", committed: undefined, cuts: [], checkpoint: writer, owned: () => owned }]
+        })
+        yield* Queue.offerAll(events, records)
+        yield* Effect.sleep("150 millis")
+        // The group takes the partition away; the run hears of it only later. [a b] ends
+        // meanwhile (300-400 ms), so [b a] ends unsent, and [a z]'s held record may not go either.
+        owned = false
+        yield* Effect.sleep("900 millis")
+        const rowsNow = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
+        const versionsNow = Object.fromEntries(rowsNow.map((row) => [String(row["id"]), Number(row["version"])]))
+        expect(versionsNow).toEqual({ a: 0, b: 0, z: 2 })
+
+        const released = yield* Deferred.make<void>()
+        yield* Queue.offer(events, { _tag: "Revoked", partitions: ["p"], release: Deferred.succeed(released, undefined) })
+        yield* Deferred.await(released)
+        // It comes back, from its last commit with the cuts recorded past it (the split too).
+        const checkpoint = yield* store.current
+        owned = true
+        yield* Queue.offer(events, {
+          _tag: "Assigned",
+          assignments: [{ partition: "p", committed: checkpoint.positions["p"], cuts: checkpoint.cuts, checkpoint: writer, owned: () => owned }]
+        })
+        const from = (checkpoint.positions["p"]?.offset ?? 0) + 1
+        yield* Queue.offerAll(events, [...records.filter((r) => r._tag === "Record" && r.position.offset >= from), null])
+        yield* Fiber.join(running)
+        const rows = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
+        expect(Object.fromEntries(rows.map((row) => [String(row["id"]), Number(row["version"])]))).toEqual({ a: 2, b: 1, z: 2 })
       }).pipe(Effect.scoped))
   })
 })

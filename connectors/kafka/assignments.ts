@@ -23,7 +23,7 @@
 import { randomUUID } from "node:crypto"
 import type { BatchCut, Position } from "../../src/pipeline/vocabulary.js"
 import { decodeCuts, decodeRun, encodeCuts, type KafkaResume, partitionName } from "./codec.js"
-import type { CommittedOffset, FetchedBatch, KafkaMessage } from "./kafkajs.js"
+import { type CommittedOffset, type FetchedBatch, type KafkaMessage, consumerStopped } from "./kafkajs.js"
 
 /**
  * One partition held by this member in one generation.
@@ -78,7 +78,7 @@ export const fencedTypes: ReadonlySet<string> = new Set([
   "ILLEGAL_GENERATION",
   "UNKNOWN_MEMBER_ID",
   "FENCED_INSTANCE_ID",
-  "CONSUMER_STOPPED"
+  consumerStopped
 ])
 
 /**

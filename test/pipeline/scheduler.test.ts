@@ -110,14 +110,21 @@ describe("the scheduler", () => {
       expect(scheduler.waiting()).toBe(0)
     }))
 
-  it.scopedLive("a batch whose every key is held waits whole; a drained partition's held records are not sent", () =>
+  /**
+   * Three batches of partition p: 0 [a b] goes and stays unfinished until `first`; 2 [b a]
+   * waits whole (every key held); 4 [a z] goes in parts (z now, a after 2). Each call noted;
+   * a batch whose partition `owned` says is gone is not sent, as the run does.
+   */
+  const heldScene = (owned: () => boolean = () => true) =>
     Effect.gen(function*() {
       const calls: Array<string> = []
       const first = yield* Deferred.make<void>()
       const scheduler = yield* makeScheduler<never>({
         ...defaults,
+        owned,
         deliver: (batch, accepted, heldBack) =>
           Effect.gen(function*() {
+            if (!owned()) return void calls.push(`${batch.fromSeq} not sent`)
             calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
             if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* heldBack.ready}`)
             accepted()
@@ -125,9 +132,15 @@ describe("the scheduler", () => {
           })
       })
       yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
-      yield* scheduler.admit(batchOf("p", 2, ["b", "a"])) // every key held: waits whole
-      yield* scheduler.admit(batchOf("p", 4, ["a", "z"])) // partly: z goes now
+      yield* scheduler.admit(batchOf("p", 2, ["b", "a"]))
+      yield* scheduler.admit(batchOf("p", 4, ["a", "z"]))
       yield* Effect.sleep("50 millis")
+      return { calls, first, scheduler }
+    })
+
+  it.scopedLive("a batch whose every key is held waits whole; a drained partition's held records are not sent", () =>
+    Effect.gen(function*() {
+      const { calls, first, scheduler } = yield* heldScene()
       expect(calls).toEqual(["0 whole", "4 in parts"])
       yield* Effect.fork(scheduler.drain("p", Duration.seconds(5)))
       yield* Effect.sleep("20 millis")
@@ -139,26 +152,8 @@ describe("the scheduler", () => {
 
   it.scopedLive("a partition taken away before its drain: a held part whose earlier batch ended unsent is not sent either", () =>
     Effect.gen(function*() {
-      const calls: Array<string> = []
-      const first = yield* Deferred.make<void>()
       let owned = true
-      const scheduler = yield* makeScheduler<never>({
-        ...defaults,
-        owned: () => owned,
-        deliver: (batch, accepted, heldBack) =>
-          Effect.gen(function*() {
-            // As the run does: a batch whose partition is no longer the run's is not sent.
-            if (!owned) return void calls.push(`${batch.fromSeq} not sent`)
-            calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
-            if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* heldBack.ready}`)
-            accepted()
-            if (batch.fromSeq === 0) yield* Deferred.await(first)
-          })
-      })
-      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
-      yield* scheduler.admit(batchOf("p", 2, ["b", "a"])) // every key held: waits whole
-      yield* scheduler.admit(batchOf("p", 4, ["a", "z"])) // partly: z goes now, a after 2
-      yield* Effect.sleep("50 millis")
+      const { calls, first, scheduler } = yield* heldScene(() => owned)
       expect(calls).toEqual(["0 whole", "4 in parts"])
       // The partition is taken away; its drain has not come yet. 0 ends, 2 ends unsent.
       owned = false

@@ -13,10 +13,11 @@
  * loop meanwhile pulls and batches, and waits for the writer only when more closed units wait
  * than `dispatch` has room for (at most `unitsPerWrite`) or while the writer waits for room
  * (the back-pressure, as before), and before a partition event and at the end. A unit is
- * still dispatched only after its cut is recorded. Why: with the loop waiting for each write, `bench:kafka` at 20k messages/s spent 7.3 of
- * 10 s waiting for the cut writes (commits to Kafka, 12-27 ms at the median on the 2-core
- * machine), and a message waited 250-290 ms from its read to its batch's admission (p50);
- * behind the loop, 170-190 ms, and message-to-commit p50 went from 446-487 to 346-357 ms.
+ * still dispatched only after its cut is recorded. Why: with the loop waiting for each write,
+ * `bench:kafka` at 20k messages/s spent 7.3 of 10 s waiting for the cut writes (commits to
+ * Kafka, 12-27 ms at the median on the 2-core machine), and a message waited 250-290 ms
+ * from its read to its batch's admission (p50); behind the loop, 170-190 ms, and
+ * message-to-commit p50 went from 446-487 to 346-357 ms.
  *
  * @since 0.2.0
  * @internal

@@ -126,6 +126,43 @@ describe("Conflicts", () => {
     expect(conflicts.size).toBe(1)
   })
 
+  it("a pending batch keeps its keys through any number of generations; of two carried, the later holds a key", () => {
+    const conflicts = new Conflicts<string>()
+    const first = conflicts.add("first", "0", ["x", "y"])
+    const second = conflicts.add("second", "0", ["x"])
+    expect(conflicts.ready(second)).toBe(false)
+    // 50,000 other keys: many generations go by while both are pending.
+    for (let n = 0; n < 500; n++) {
+      conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, (_, i) => n * 100 + i)))
+    }
+    expect(conflicts.heldKeys("0")).toBeLessThanOrEqual(2 * 4096)
+    expect(conflicts.blocked("0", ["x", "y", "z"])).toEqual(new Set(["x", "y"]))
+    expect(conflicts.done(first).map((t) => t.item)).toEqual(["second"])
+    // "x" is the second's now (the first is done); "y" is free.
+    const third = conflicts.add("third", "0", ["x"])
+    expect(conflicts.ready(third)).toBe(false)
+    expect(conflicts.ready(conflicts.add("fourth", "0", ["y"]))).toBe(true)
+    expect(conflicts.done(second).map((t) => t.item)).toEqual(["third"])
+  })
+
+  it("a carried key does not hide a later holder of it", () => {
+    const conflicts = new Conflicts<string>()
+    let n = 0
+    // More keys than one generation holds: the next batch's keys go into a new generation.
+    const generation = () => {
+      for (let b = 0; b < 25; b++) conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, () => n++)))
+    }
+    const first = conflicts.add("first", "0", ["x"])
+    generation()
+    const second = conflicts.add("second", "0", ["x"])
+    generation()
+    // The first's generation is dropped and its "x" carried; the second still holds "x".
+    const third = conflicts.add("third", "0", ["x"])
+    expect(conflicts.done(first).map((t) => t.item)).toEqual(["second"])
+    expect(conflicts.ready(third)).toBe(false)
+    expect(conflicts.done(second).map((t) => t.item)).toEqual(["third"])
+  })
+
   it("drops a partition's keys once none of its batches is pending", () => {
     const conflicts = new Conflicts<string>()
     const a = conflicts.add("a", "0", ["x", "y"])

@@ -163,6 +163,22 @@ describe("Conflicts", () => {
     expect(conflicts.done(second).map((t) => t.item)).toEqual(["third"])
   })
 
+  it("drops the older generation's keys once none of its batches is pending", () => {
+    const conflicts = new Conflicts<string>()
+    const keeper = conflicts.add("keeper", "0", ["kept"])
+    for (let n = 0; n < 25; n++) conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, (_, i) => n * 100 + i)))
+    const late = conflicts.add("late", "0", ["late"])
+    const before = conflicts.heldKeys("0")
+    expect(before).toBeGreaterThan(2048)
+    conflicts.done(keeper)
+    // The generation the keeper's keys went into is gone; the young one (since 2,048 keys) stays.
+    expect(conflicts.heldKeys("0")).toBeLessThan(before - 2000)
+    expect(conflicts.heldKeys("0")).toBeGreaterThan(0)
+    expect(conflicts.ready(conflicts.add("again", "0", ["kept"]))).toBe(true)
+    expect(conflicts.ready(conflicts.add("after late", "0", ["late"]))).toBe(false)
+    conflicts.done(late)
+  })
+
   it("drops a partition's keys once none of its batches is pending", () => {
     const conflicts = new Conflicts<string>()
     const a = conflicts.add("a", "0", ["x", "y"])

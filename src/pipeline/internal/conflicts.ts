@@ -90,9 +90,10 @@ export class Conflicts<A> {
     this.live++
     if (keys.length === 0) return ticket
     let held = this.holders.get(partition)
-    if (held === undefined) this.holders.set(partition, held = { young: new Map(), old: undefined, generation: 0, pending: new Set(), pendingKeys: 0, nextAt: minimumGeneration })
+    if (held === undefined) this.holders.set(partition, held = { young: new Map(), old: undefined, generation: 0, pending: new Set(), pendingKeys: 0, nextAt: minimumGeneration, youngPending: 0, oldPending: 0 })
     held.pending.add(ticket)
     held.pendingKeys += keys.length
+    held.youngPending++
     ticket.generation = held.generation
     const young = held.young
     if (unheld) {
@@ -158,6 +159,8 @@ export class Conflicts<A> {
       // Nothing of the partition is pending: no holder can make anyone wait.
       if (held !== undefined && held.pending.delete(ticket)) {
         held.pendingKeys -= ticket.keys.length
+        if (ticket.generation === held.generation) held.youngPending--
+        else if (--held.oldPending === 0) held.old = undefined
         if (held.pending.size === 0) this.holders.delete(ticket.partition)
       }
     }
@@ -188,7 +191,11 @@ export class Conflicts<A> {
 interface Holders<A> {
   /** Where keys go; looked up first. */
   young: Map<KeyValue, Ticket<A>>
-  /** The generation before; a key here is held by no later ticket of `young`'s. */
+  /**
+   * The generation before; a key here is held by no later ticket of `young`'s. Dropped as soon
+   * as none of its tickets is pending (its holders make no one wait): a look-up of a new key
+   * then costs one map instead of two.
+   */
   old: Map<KeyValue, Ticket<A>> | undefined
   /** `young`'s generation (a ticket's `generation` says which map got its keys). */
   generation: number
@@ -196,6 +203,9 @@ interface Holders<A> {
   readonly pending: Set<Ticket<A>>
   /** The keys of `pending` (a key of two tickets counts twice). */
   pendingKeys: number
+  /** Pending tickets whose keys are in `young`, and in `old`. */
+  youngPending: number
+  oldPending: number
   /** `young`'s size at which the next generation starts. */
   nextAt: number
 }
@@ -222,11 +232,16 @@ const nextGeneration = <A>(held: Holders<A>): void => {
   held.young = young
   held.generation++
   held.nextAt = Math.max(minimumGeneration, held.pendingKeys)
+  // The young generation's pending tickets are the old one's now; the carried ones, young's.
+  held.oldPending = held.youngPending
+  held.youngPending = 0
   for (const ticket of held.pending) {
     if (ticket.generation > dropped) continue
     ticket.generation = held.generation
+    held.youngPending++
     for (let i = 0; i < ticket.keys.length; i++) {
       if (!old.has(ticket.keys[i]!)) young.set(ticket.keys[i]!, ticket)
     }
   }
+  if (held.oldPending === 0) held.old = undefined
 }

@@ -7,6 +7,7 @@ import { Chunk, Stream } from "effect"
 import { dual } from "effect/Function"
 import { type Column, primaryKeyOf, type Row } from "../records.js"
 import { CommitTracker } from "./internal/commitTracker.js"
+import { keyNumber } from "./internal/conflicts.js"
 import { decide, defaultContract, type Discarded, evolve, frozenContract, type SchemaContract } from "./SchemaContract.js"
 import { type Written, WrittenRecord } from "./internal/wireBytes.js"
 import { writtenFor, writtenText } from "./internal/wireWriter.js"
@@ -50,22 +51,23 @@ export interface DatasetSchema {
 
 /**
  * How a valid record's primary-key value is read for the key order (`internal/conflicts.ts`):
- * undefined for a dataset without a key. A one-column key of a string or a number is its value
- * as it is: building the JSON text (`primaryKeyOf`) cost a string a record and, with the map
- * look-ups it feeds, about 8% of `bench:pipeline`'s CPU. (A boolean key's text `[true]` meets the
- * string `"[true]"`: two records that differ are then ordered as if they shared a key, which
- * costs a wait, never an order.)
+ * undefined for a dataset without a key, else its number (`keyNumber`): a whole number from 0
+ * to 2^30 - 1 stands for itself, any other value for a hash of its text (a composite key's
+ * text is `primaryKeyOf`'s). The number is made here, while the record's text is warm: made at
+ * admission, the first touch of each cold key string was most of the key order's cost. Two
+ * values with one number are ordered as if they shared a key, which costs a wait, never an
+ * order. (A boolean key's text `[true]` meets the string `"[true]"` the same way.)
  *
  * @since 0.2.0
  * @category utils
  */
 export const keyValueOf = (primaryKey: ReadonlyArray<string>): (value: unknown) => KeyValue | undefined => {
   if (primaryKey.length === 0) return () => undefined
-  if (primaryKey.length > 1) return (value) => primaryKeyOf(value as Row, primaryKey)
+  if (primaryKey.length > 1) return (value) => keyNumber(primaryKeyOf(value as Row, primaryKey))
   const column = primaryKey[0]!
   return (value) => {
     const key = (value as Row)[column]
-    return typeof key === "string" || typeof key === "number" ? key : primaryKeyOf(value as Row, primaryKey)
+    return keyNumber(typeof key === "string" || typeof key === "number" ? key : primaryKeyOf(value as Row, primaryKey))
   }
 }
 

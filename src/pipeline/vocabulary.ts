@@ -243,10 +243,11 @@ export class CheckpointError extends Data.TaggedError("CheckpointError")<{
 // Checked elements and batches
 
 /**
- * A record's primary-key value as the service compares keys: `1` and `"1"` differ. The value
- * itself for a one-column key of a string or a number (a `Map` tells `1` and `"1"` apart, and
- * a number key costs no string), else the JSON text of the values in key order
- * (`primaryKeyOf`). One dataset's records all take the same form.
+ * A record's primary-key value for the key order. The pipeline gives each record its key's
+ * number (`keyValueOf`): a whole number from 0 to 2^30 - 1 stands for itself, any other value
+ * (a string, another number, the JSON text of a composite key in key order) for a hash of its
+ * text, so `1` and `"1"` differ, as the service compares keys. A string given to the key order
+ * is taken the same way (`keyNumber`).
  *
  * @since 0.2.0
  * @category models
@@ -267,7 +268,7 @@ export type Checked =
     readonly seq: number
     readonly position: Position
     readonly json: string
-    /** Its primary-key value as the service compares it (`keyValueOf`), when the dataset has a key. */
+    /** Its primary-key value's number (`keyValueOf`), when the dataset has a key. */
     readonly key?: KeyValue | undefined
   }
   | { readonly _tag: "Dead"; readonly seq: number; readonly letter: DeadLetter }

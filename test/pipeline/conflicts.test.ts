@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { Conflicts, type Ticket } from "../../src/pipeline/internal/conflicts.js"
+import { Conflicts, keyNumber, type Ticket } from "../../src/pipeline/internal/conflicts.js"
+import { keyValueOf } from "../../src/pipeline/validate.js"
 
 /** Batches of a few keys out of a small key space (so that they meet often), in two partitions. */
 const batches = fc.array(
@@ -150,7 +151,7 @@ describe("Conflicts", () => {
     let n = 0
     // More keys than one generation holds: the next batch's keys go into a new generation.
     const generation = () => {
-      for (let b = 0; b < 25; b++) conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, () => n++)))
+      for (let b = 0; b < 45; b++) conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, () => n++)))
     }
     const first = conflicts.add("first", "0", ["x"])
     generation()
@@ -166,17 +167,65 @@ describe("Conflicts", () => {
   it("drops the older generation's keys once none of its batches is pending", () => {
     const conflicts = new Conflicts<string>()
     const keeper = conflicts.add("keeper", "0", ["kept"])
-    for (let n = 0; n < 25; n++) conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, (_, i) => n * 100 + i)))
+    for (let n = 0; n < 45; n++) conflicts.done(conflicts.add(`n${n}`, "0", Array.from({ length: 100 }, (_, i) => n * 100 + i)))
     const late = conflicts.add("late", "0", ["late"])
     const before = conflicts.heldKeys("0")
-    expect(before).toBeGreaterThan(2048)
+    expect(before).toBeGreaterThan(4096)
     conflicts.done(keeper)
-    // The generation the keeper's keys went into is gone; the young one (since 2,048 keys) stays.
+    // The generation the keeper's keys went into is gone; the young one (since 4,096 keys) stays.
     expect(conflicts.heldKeys("0")).toBeLessThan(before - 2000)
     expect(conflicts.heldKeys("0")).toBeGreaterThan(0)
     expect(conflicts.ready(conflicts.add("again", "0", ["kept"]))).toBe(true)
     expect(conflicts.ready(conflicts.add("after late", "0", ["late"]))).toBe(false)
     conflicts.done(late)
+  })
+
+  it("many keys pending at once: the tables grow, and every pending key still holds", () => {
+    const conflicts = new Conflicts<number>()
+    const tickets: Array<Ticket<number>> = []
+    // 40,000 keys pending, ten times a generation's least.
+    for (let n = 0; n < 400; n++) tickets.push(conflicts.add(n, "0", Array.from({ length: 100 }, (_, i) => `k${n * 100 + i}`)))
+    const sample = [0, 1, 99, 12_345, 39_999].map((k) => `k${k}`)
+    expect(conflicts.blocked("0", [...sample, "k40000"])).toEqual(new Set(sample))
+    for (const ticket of tickets.slice(0, 200)) conflicts.done(ticket)
+    expect(conflicts.blocked("0", ["k0", "k19999", "k20000", "k39999"])).toEqual(new Set(["k20000", "k39999"]))
+  })
+
+  it("a key's number: whole numbers stand for themselves, other values for a hash of their text", () => {
+    expect(keyNumber(0)).toBe(0)
+    expect(keyNumber(123_456)).toBe(123_456)
+    expect(keyNumber("123456")).not.toBe(123_456)
+    expect(keyNumber("abc")).toBe(keyNumber("abc"))
+    expect(keyNumber(-1)).toBe(keyNumber("-1"))
+    expect(keyNumber(2 ** 40)).toBe(keyNumber(String(2 ** 40)))
+    expect(keyNumber(1.5)).toBe(keyNumber("1.5"))
+    for (const key of [0, 7, "a", "rec-000000001", -3, 1.25, 2 ** 31]) {
+      const number = keyNumber(key)
+      expect(Number.isInteger(number) && number >= 0 && number < 2 ** 30).toBe(true)
+    }
+    // What the pipeline gives each record: its key's number, also for composite keys.
+    expect(keyValueOf(["id"])({ id: "x" })).toBe(keyNumber("x"))
+    expect(keyValueOf(["id"])({ id: 42 })).toBe(42)
+    expect(keyValueOf(["a", "b"])({ a: 1, b: "x" })).toBe(keyValueOf(["a", "b"])({ b: "x", a: 1 }))
+    expect(keyValueOf(["a", "b"])({ a: 1, b: "x" })).not.toBe(keyValueOf(["a", "b"])({ a: "1", b: "x" }))
+    expect(keyValueOf([])({ id: "x" })).toBeUndefined()
+  })
+
+  it("two values with one number are kept in order as one key: a wait, never an order", () => {
+    // Two strings whose numbers meet (a birthday search over 30 bits).
+    const seen = new Map<number, string>()
+    let pair: [string, string] | undefined
+    for (let n = 0; pair === undefined; n++) {
+      const text = `key-${n}`
+      const other = seen.get(keyNumber(text))
+      if (other !== undefined) pair = [other, text]
+      else seen.set(keyNumber(text), text)
+    }
+    const conflicts = new Conflicts<string>()
+    const first = conflicts.add("first", "0", [pair[0]])
+    const second = conflicts.add("second", "0", [pair[1]])
+    expect(conflicts.ready(second)).toBe(false)
+    expect(conflicts.done(first).map((t) => t.item)).toEqual(["second"])
   })
 
   it("drops a partition's keys once none of its batches is pending", () => {

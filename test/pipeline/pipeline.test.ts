@@ -12,6 +12,7 @@ import { commit } from "../../src/pipeline/commit.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { deliverUnits } from "../../src/pipeline/deliver.js"
+import { keyNumber } from "../../src/pipeline/internal/conflicts.js"
 import { idempotencyKey } from "../../src/pipeline/internal/ingest.js"
 import { events, fetchSchema, run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
@@ -595,16 +596,17 @@ describe("validate", () => {
         Stream.runCollect,
         Effect.map(Chunk.toReadonlyArray)
       )
-      expect(checked[0]).toEqual({ _tag: "Valid", seq: 0, position: position(1), json: goodText, key: "a" })
+      expect(checked[0]).toEqual({ _tag: "Valid", seq: 0, position: position(1), json: goodText, key: keyNumber("a") })
       expect(checked[1]).toMatchObject({ _tag: "Dead", seq: 1, letter: { stage: "validate", reason: { code: "invalid_type", field: "amount" }, record: { id: "b" } } })
       expect(checked[2]).toMatchObject({ _tag: "Dead", seq: 2, letter: { stage: "source", reason: { code: "invalid_json" }, raw: "{" } })
     }))
 
-  it("a record's key value for the key order: a one-column key's string or number as it is, else the JSON text of the values", () => {
+  it("a record's key value for the key order: a one-column key's whole number as it is, else the number of its text (a composite key's: the JSON text of the values)", () => {
     expect(keyValueOf([])({ id: 1 })).toBeUndefined()
     expect(keyValueOf(["id"])({ id: 1 })).toBe(1)
-    expect(keyValueOf(["id"])({ id: "1" })).toBe("1")
-    expect(keyValueOf(["id"])({ id: true })).toBe("[true]")
-    expect(keyValueOf(["a", "b"])({ b: "x", a: 2 })).toBe("[2,\"x\"]")
+    expect(keyValueOf(["id"])({ id: "1" })).toBe(keyNumber("1"))
+    expect(keyValueOf(["id"])({ id: "1" })).not.toBe(1)
+    expect(keyValueOf(["id"])({ id: true })).toBe(keyNumber("[true]"))
+    expect(keyValueOf(["a", "b"])({ b: "x", a: 2 })).toBe(keyNumber("[2,\"x\"]"))
   })
 })

@@ -86,7 +86,7 @@ const produce = async (topic, count, from = 0) => {
 /** Runs one sender to completion and answers its JSON line. */
 const send = (mode, topic, server, expected, extra = []) =>
   new Promise((resolve, reject) => {
-    const [file, argv] = pinned(0, [process.execPath, here("kafka-sender.mjs"), mode, brokers, topic, `bench-${mode}-${randomUUID()}`, server.url, "bench", "1", String(concurrency), String(expected), ...extra])
+    const [file, argv] = pinned(0, [process.execPath, ...(process.env.BENCH_SENDER_NODE_ARGS ?? "").split(" ").filter(Boolean), here("kafka-sender.mjs"), mode, brokers, topic, `bench-${mode}-${randomUUID()}`, server.url, "bench", "1", String(concurrency), String(expected), ...extra])
     const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
     let line
     createInterface({ input: child.stdout }).on("line", (l) => (line = l))

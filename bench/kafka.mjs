@@ -22,6 +22,8 @@
 //          --stages   the latency run asks for batch events, to time each batch's stages (read,
 //                     sent, ended, committed); without, it runs as `tributary sink` does (no batch
 //                     events: a batch then takes no fiber), which is what its figures are of
+// BENCH_SENDER_NODE_ARGS="…" (environment): extra node flags for the senders, e.g.
+//          "--cpu-prof --cpu-prof-dir=/tmp/prof" (read the profiles with bench/cpuprofile-top.mjs)
 // Brokers: KAFKA_BROKERS, else .services/env (written by `npm run services:start`), else 127.0.0.1:19092.
 // Senders are pinned to core 0 and the raw server to core 1 when taskset exists.
 import { spawn } from "node:child_process"

@@ -2,7 +2,7 @@
  * The run's commits (`internal/commits.ts`) across a partition revoked and assigned again while
  * the committer is busy writing another partition.
  */
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
@@ -142,5 +142,28 @@ describe("commits", () => {
       const read = yield* Checkpoint.readCheckpointFile(path)
       expect(read.positions).toEqual({ a: { partition: "a", offset: 9 }, b: { partition: "b", offset: 4 } })
       expect(read.cuts).toEqual([{ partition: "a", first: 10, last: 19 }])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("a checkpoint file is indented JSON with each cut on a line of its own, and reads back as written", () =>
+    Effect.gen(function*() {
+      const path = join(mkdtempSync(join(tmpdir(), "tributary-checkpoint-text-")), "checkpoint.json")
+      const store = yield* Checkpoint.file(path)
+      const cuts = [
+        { partition: "a", first: 0, last: 9 },
+        { partition: "a", first: 10, last: 19, held: [12, 15] },
+        { partition: "b \"[]\"", first: 0, last: 4 }
+      ]
+      yield* store.recordCuts(cuts)
+      yield* store.commit({ partition: "c", offset: 7, resume: { byteOffset: 70 } })
+      const text = readFileSync(path, "utf8")
+      const lines = text.split("\n")
+      for (const cut of cuts) expect(lines).toContain(`    ${JSON.stringify(cut)}${cut === cuts[2] ? "" : ","}`)
+      expect(lines).toContain(`  "positions": {`)
+      const read = yield* Checkpoint.readCheckpointFile(path)
+      expect(read.cuts).toEqual(cuts)
+      expect(read.positions).toEqual({ c: { partition: "c", offset: 7, resume: { byteOffset: 70 } } })
+      // With no cuts: an empty list.
+      yield* store.commitAll!([{ partition: "a", offset: 19 }, { partition: "b \"[]\"", offset: 4 }])
+      expect(JSON.parse(readFileSync(path, "utf8")).cuts).toEqual([])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

@@ -48,7 +48,7 @@ import {
   takeFetched
 } from "./assignments.js"
 import { type Decoder, defaultMaxValueBytes, type KafkaResume, messageElement, partitionName, parsePartitionName } from "./codec.js"
-import { type FetchedBatch, type GroupConsumer, KafkaClient, KafkaError } from "./kafkajs.js"
+import { type FetchedBatch, type GroupConsumer, KafkaClient, KafkaError, type KafkaMessage } from "./kafkajs.js"
 
 export * from "./codec.js"
 export { KafkaClient, KafkaError, type KafkaMessage, type KafkaSettings, layer, make as makeClient } from "./kafkajs.js"
@@ -246,16 +246,19 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       await promise
     }
 
+    const toElement = (m: KafkaMessage): SourceEvent<KafkaResume> => messageElement(m, { decode: options.decode, maxValueBytes })
     const onBatch = async (batch: FetchedBatch, heartbeat: () => Promise<void>) => {
       const s = held.get(partitionName(batch.topic, batch.partition))
       if (s === undefined || stopping) return
       if (s.status === "pending") await whileBeating(s.ready, heartbeat)
       if (s.status !== "live" || stopping) return
-      const elements = takeFetched(s, batch, (m): SourceEvent<KafkaResume> => messageElement(m, { decode: options.decode, maxValueBytes }))
-      for (let at = 0; at < elements.length; at += elementsPerChunk) {
+      const messages = takeFetched(s, batch, (m) => m)
+      for (let at = 0; at < messages.length; at += elementsPerChunk) {
         if (s.status !== "live" || stopping) return
-        const events = Chunk.unsafeFromArray(elements.slice(at, at + elementsPerChunk))
-        await whileBeating(offer({ _tag: "Events", events }), heartbeat)
+        // Parsed when the pipeline takes them, so that they die young.
+        const slice = messages.slice(at, at + elementsPerChunk)
+        const events = Effect.sync(() => Chunk.unsafeFromArray(slice.map(toElement)))
+        await whileBeating(offer({ _tag: "Later", events }), heartbeat)
       }
     }
 

@@ -441,11 +441,14 @@ export const make = (
                 catch: pgError(`partition ${partition}: cannot read`)
               })
               if (rows.length === 0) break
-              const elements = yield* Effect.try({
-                try: () => rows.map((row) => element(row, partition, next++)),
+              // Converted when the pipeline takes them, so that they die young (`Later`).
+              const first = next
+              next += rows.length
+              const events = Effect.try({
+                try: () => Chunk.unsafeFromArray(rows.map((row, i) => element(row, partition, first + i))),
                 catch: pgError(`partition ${partition}`)
               })
-              yield* offer({ _tag: "Events", events: Chunk.unsafeFromArray(elements) })
+              yield* offer({ _tag: "Later", events })
             }
             yield* Effect.tryPromise({
               try: async () => {

@@ -22,8 +22,8 @@
 //          --stages   the latency run asks for batch events, to time each batch's stages (read,
 //                     sent, ended, committed); without, it runs as `tributary sink` does (no batch
 //                     events: a batch then takes no fiber), which is what its figures are of
-// BENCH_SENDER_NODE_ARGS="…" (environment): extra node flags for the senders, e.g.
-//          "--cpu-prof --cpu-prof-dir=/tmp/prof" (read the profiles with bench/cpuprofile-top.mjs)
+//          --sender-node-args="…"   extra node flags for the senders (e.g. "--cpu-prof
+//                                   --cpu-prof-dir=/tmp/prof"; read the profiles with bench/cpuprofile-top.mjs)
 // Brokers: KAFKA_BROKERS, else .services/env (written by `npm run services:start`), else 127.0.0.1:19092.
 // Senders are pinned to core 0 and the raw server to core 1 when taskset exists.
 import { spawn } from "node:child_process"
@@ -42,6 +42,7 @@ const { values: args } = parseArgs({
     rate: { type: "string", default: "20000" },
     seconds: { type: "string" },
     only: { type: "string", default: "throughput,memory,latency" },
+    "sender-node-args": { type: "string", default: "" },
     stages: { type: "boolean", default: false }
   }
 })
@@ -88,7 +89,7 @@ const produce = async (topic, count, from = 0) => {
 /** Runs one sender to completion and answers its JSON line. */
 const send = (mode, topic, server, expected, extra = []) =>
   new Promise((resolve, reject) => {
-    const [file, argv] = pinned(0, [process.execPath, ...(process.env.BENCH_SENDER_NODE_ARGS ?? "").split(" ").filter(Boolean), here("kafka-sender.mjs"), mode, brokers, topic, `bench-${mode}-${randomUUID()}`, server.url, "bench", "1", String(concurrency), String(expected), ...extra])
+    const [file, argv] = pinned(0, [process.execPath, ...args["sender-node-args"].split(" ").filter(Boolean), here("kafka-sender.mjs"), mode, brokers, topic, `bench-${mode}-${randomUUID()}`, server.url, "bench", "1", String(concurrency), String(expected), ...extra])
     const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
     let line
     createInterface({ input: child.stdout }).on("line", (l) => (line = l))

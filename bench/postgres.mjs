@@ -17,8 +17,8 @@
 //               the ratio stays near 1).
 //
 // Options: --rows N  --rounds N (1)  --concurrency N (8)  --chunk N (1000)  --only a,b
-// BENCH_SENDER_NODE_ARGS="…" (environment): extra node flags for the senders, e.g.
-//          "--cpu-prof --cpu-prof-dir=/tmp/prof" (read the profiles with bench/cpuprofile-top.mjs)
+//          --sender-node-args="…"   extra node flags for the senders (e.g. "--cpu-prof
+//                                   --cpu-prof-dir=/tmp/prof"; read the profiles with bench/cpuprofile-top.mjs)
 // Database: DATABASE_URL, else .services/env, else postgres://postgres@127.0.0.1:5432/tributary_test.
 // Senders are pinned to core 0 and the raw server to core 1 when taskset exists.
 import { spawn } from "node:child_process"
@@ -35,7 +35,8 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "1" },
     concurrency: { type: "string", default: "8" },
     chunk: { type: "string", default: "1000" },
-    only: { type: "string", default: "throughput,memory" }
+    only: { type: "string", default: "throughput,memory" },
+    "sender-node-args": { type: "string", default: "" }
   }
 })
 const rows = Number(args.rows ?? (args.quick ? 100_000 : 1_000_000))
@@ -68,7 +69,7 @@ const createTable = async (name, count) => {
 /** Runs one sender to completion and answers its JSON line. */
 const send = (mode, relation, server, partitions) =>
   new Promise((resolve, reject) => {
-    const [file, argv] = pinned(0, [process.execPath, ...(process.env.BENCH_SENDER_NODE_ARGS ?? "").split(" ").filter(Boolean), here("postgres-sender.mjs"), mode, databaseUrl, relation, server.url, "bench", "1", String(concurrency), String(partitions), String(chunk)])
+    const [file, argv] = pinned(0, [process.execPath, ...args["sender-node-args"].split(" ").filter(Boolean), here("postgres-sender.mjs"), mode, databaseUrl, relation, server.url, "bench", "1", String(concurrency), String(partitions), String(chunk)])
     const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
     let line
     createInterface({ input: child.stdout }).on("line", (l) => (line = l))

@@ -315,21 +315,22 @@ export const oversizedMetadata = (offsets: ReadonlyArray<CommittedOffset & { rea
 }
 
 /**
- * The messages of a fetched batch that are new to a partition, each turned into an element:
- * those below `skipBelow` were committed already. Notes the partition's end, the first offset
- * fetched, and that everything up to the batch's last message has been taken.
+ * The messages of a fetched batch that are new to a partition: those below `skipBelow` were
+ * committed already. Notes the partition's end, the first offset fetched, and that everything
+ * up to the batch's last message has been taken. (The source makes their elements when the
+ * pipeline takes them.)
  *
  * @since 0.2.0
  * @category utils
  */
-export const takeFetched = <A>(state: PartitionState, batch: FetchedBatch, element: (message: KafkaMessage) => A): Array<A> => {
+export const takeFetched = (state: PartitionState, batch: FetchedBatch): Array<KafkaMessage> => {
   state.end = batch.highWatermark
-  const elements: Array<A> = []
+  const taken: Array<KafkaMessage> = []
   for (const m of batch.messages) {
     if (m.offset < state.skipBelow) continue
     state.start ??= m.offset
-    elements.push(element(m))
+    taken.push(m)
   }
   state.skipBelow = batch.messages[batch.messages.length - 1]!.offset + 1
-  return elements
+  return taken
 }

@@ -252,7 +252,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       if (s === undefined || stopping) return
       if (s.status === "pending") await whileBeating(s.ready, heartbeat)
       if (s.status !== "live" || stopping) return
-      const messages = takeFetched(s, batch, (m) => m)
+      const messages = takeFetched(s, batch)
       for (let at = 0; at < messages.length; at += elementsPerChunk) {
         if (s.status !== "live" || stopping) return
         // Parsed when the pipeline takes them, so that they die young.

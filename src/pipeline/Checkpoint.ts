@@ -194,9 +194,8 @@ const writeCheckpointFile = (path: string, checkpoint: Checkpoint): Effect.Effec
  */
 const checkpointText = (checkpoint: Checkpoint): string => {
   const { cuts, ...rest } = checkpoint
-  const head = JSON.stringify({ version: checkpoint.run === undefined ? 1 : 2, ...rest, cuts: [] }, null, 2)
-  if (cuts.length === 0) return head
-  const lines = new Array<string>(cuts.length)
-  for (let i = 0; i < cuts.length; i++) lines[i] = JSON.stringify(cuts[i])
-  return `${head.slice(0, head.lastIndexOf("[]"))}[\n    ${lines.join(",\n    ")}\n  ]${head.slice(head.lastIndexOf("[]") + 2)}`
+  // Ends with "\n}"; the cuts go last.
+  const head = JSON.stringify({ version: checkpoint.run === undefined ? 1 : 2, ...rest }, null, 2)
+  const list = cuts.length === 0 ? "[]" : `[\n    ${cuts.map((cut) => JSON.stringify(cut)).join(",\n    ")}\n  ]`
+  return `${head.slice(0, -2)},\n  "cuts": ${list}\n}`
 }

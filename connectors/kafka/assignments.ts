@@ -21,8 +21,8 @@
  * @since 0.2.0
  */
 import { randomUUID } from "node:crypto"
-import type { BatchCut, Position } from "../../src/pipeline/vocabulary.js"
-import { decodeCuts, decodeRun, encodeCuts, type KafkaResume, partitionName } from "./codec.js"
+import { type BatchCut, type Blocks, blockSize, type Frontier, type Position } from "../../src/pipeline/vocabulary.js"
+import { decodeCuts, decodeFrontier, decodeRun, encodeCuts, type KafkaResume, partitionName } from "./codec.js"
 import { type CommittedOffset, type FetchedBatch, type KafkaMessage, consumerStopped } from "./kafkajs.js"
 
 /**
@@ -53,6 +53,11 @@ export interface PartitionState {
    * offset's metadata with the cuts; undefined for a partition committed before runs had one.
    */
   run: string | undefined
+  /**
+   * The frontier of its blocks (`Blocks`) as recorded or asked to be: written with every
+   * write of the partition. None: none recorded yet.
+   */
+  frontier: number | undefined
 }
 
 /**
@@ -187,7 +192,8 @@ const pending = (topic: string, partition: number): PartitionState => {
     skipBelow: 0,
     cuts: [],
     end: undefined,
-    run: randomUUID()
+    run: randomUUID(),
+    frontier: undefined
   }
 }
 
@@ -204,6 +210,7 @@ export const loadCommitted = (state: PartitionState, found: CommittedOffset | un
   state.committed = found.offset
   state.skipBelow = found.offset
   state.cuts = [...decodeCuts(found.metadata, found.offset, state.name)]
+  state.frontier = decodeFrontier(found.metadata, found.offset)
   const run = decodeRun(found.metadata)
   if (run._tag === "Run") state.run = run.run
   else if (run._tag === "Legacy") state.run = undefined
@@ -234,6 +241,21 @@ export const commitBase = (state: PartitionState): number | undefined =>
   state.committed ?? state.start ?? (state.cuts.length === 0 ? undefined : Math.min(...state.cuts.map((c) => c.first)))
 
 /**
+ * How a partition batches once assigned: by blocks of offsets, those up to the frontier its
+ * metadata holds going only whole, but no further than the blocks wholly in the log when it
+ * was assigned (`end`: its high watermark then). A block that went whole before was in the log
+ * then; one past it is not there yet, and would wait for records a linger must not close early.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const blocksOf = (state: PartitionState, end: number | undefined): Blocks => {
+  const recorded = state.frontier ?? 0
+  const inLog = end === undefined ? 0 : Math.floor(end / blockSize) * blockSize
+  return { whole: Math.min(recorded, inLog), recorded }
+}
+
+/**
  * Notes cuts recorded by the run against the partitions they belong to; answers the
  * partitions touched (cuts of partitions not held are ignored).
  *
@@ -242,9 +264,16 @@ export const commitBase = (state: PartitionState): number | undefined =>
  */
 export const addCuts = (
   byName: ReadonlyMap<string, PartitionState>,
-  cuts: ReadonlyArray<BatchCut>
+  cuts: ReadonlyArray<BatchCut>,
+  frontiers: ReadonlyArray<Frontier> = []
 ): ReadonlyArray<PartitionState> => {
   const touched = new Set<PartitionState>()
+  for (const frontier of frontiers) {
+    const s = byName.get(frontier.partition)
+    if (s === undefined) continue
+    s.frontier = Math.max(s.frontier ?? frontier.offset, frontier.offset)
+    touched.add(s)
+  }
   for (const cut of cuts) {
     const s = byName.get(cut.partition)
     if (s === undefined) continue
@@ -279,7 +308,7 @@ export const commitAt = (state: PartitionState, position: Position): void => {
 export const offsetsToWrite = (partitions: ReadonlyArray<PartitionState>): Array<CommittedOffset & { readonly metadata: string }> =>
   partitions.flatMap((s) => {
     const base = commitBase(s)
-    return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base, s.run) }]
+    return base === undefined ? [] : [{ topic: s.topic, partition: s.partition, offset: base, metadata: encodeCuts(s.cuts, base, s.run, s.frontier) }]
   })
 
 /**
@@ -294,7 +323,7 @@ export const roomForParts = (state: PartitionState | undefined, cut: BatchCut): 
   if (state === undefined) return false
   const base = commitBase(state) ?? cut.first
   const others = state.cuts.filter((c) => c.first !== cut.first || c.firstChild !== cut.firstChild)
-  return encodeCuts([...others, cut], Math.min(base, cut.first), state.run).length <= maxMetadataLength / 2
+  return encodeCuts([...others, cut], Math.min(base, cut.first), state.run, state.frontier).length <= maxMetadataLength / 2
 }
 
 /**

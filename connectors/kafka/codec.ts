@@ -154,7 +154,9 @@ const firstBadByte = (bytes: Uint8Array): number => {
  * `t1:FIRST+LENGTH,...`. A hundred cuts of a hundred records take about 600 characters.
  * A cut between children of a `flatMap` adds their child indexes: `FIRST.C+LENGTH.C`.
  * A batch that went in parts adds the offsets of its second part: `FIRST+LENGTH~H~H`, each
- * from FIRST (an older reader stops at `~` and reads the cut alone).
+ * from FIRST (an older reader stops at `~` and reads the cut alone). A partition batched by
+ * blocks of offsets (`Blocks`) starts the list with its frontier, `@OFFSET` from the committed
+ * offset (an older reader finds no number in it and passes over it).
  */
 const metadataVersion = "t1:"
 
@@ -171,13 +173,31 @@ const runVersion = "t2:"
  * @since 0.1.0
  * @category utils
  */
-export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number, run?: string | undefined): string =>
-  (run === undefined ? metadataVersion : `${runVersion}${run};`) + [...cuts]
+export const encodeCuts = (cuts: ReadonlyArray<BatchCut>, base: number, run?: string | undefined, frontier?: number | undefined): string =>
+  (run === undefined ? metadataVersion : `${runVersion}${run};`) +
+  // A frontier at or below the committed offset says nothing: every block below it is committed.
+  (frontier === undefined || frontier <= base ? "" : `@${(frontier - base).toString(36)}${cuts.length === 0 ? "" : ","}`) +
+  [...cuts]
     .sort((a, b) => a.first - b.first)
     .map((cut) =>
       `${(cut.first - base).toString(36)}${childSuffix(cut.firstChild)}+${(cut.last - cut.first).toString(36)}${childSuffix(cut.lastChild)}${heldSuffix(cut)}`
     )
     .join(",")
+
+/**
+ * The frontier of a partition batched by blocks, from its committed offset's metadata (none:
+ * none recorded).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const decodeFrontier = (metadata: string | null, base: number): number | undefined => {
+  const list = metadata === null ? undefined : cutList(metadata)
+  if (list === undefined || !list.startsWith("@")) return undefined
+  const end = list.indexOf(",")
+  const offset = base + parseInt(list.slice(1, end === -1 ? undefined : end), 36)
+  return Number.isFinite(offset) ? offset : undefined
+}
 
 /**
  * Metadata back to cuts of `partition`; metadata written by someone else (or nothing) is no
@@ -191,6 +211,7 @@ export const decodeCuts = (metadata: string | null, base: number, partition: str
   if (list === undefined || list === "") return []
   const cuts: Array<BatchCut> = []
   for (const entry of list.split(",")) {
+    if (entry.startsWith("@")) continue // the frontier
     const [item, ...heldText] = entry.split("~")
     const [from, length] = item!.split("+")
     const [firstText, firstChild] = (from ?? "").split(".")

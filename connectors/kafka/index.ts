@@ -37,6 +37,7 @@ import type { Assignment, CheckpointWriter, PartitionedSource, SourceEvent } fro
 import { CheckpointError, type DeadLetter, type Position } from "../../src/pipeline/vocabulary.js"
 import {
   addCuts,
+  blocksOf,
   Assignments,
   commitAt,
   committedPosition,
@@ -184,7 +185,7 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
           return writes.record(states)
         })
       return {
-        recordCuts: (cuts) => Effect.suspend(() => writes.record(addCuts(byName, cuts))),
+        recordCuts: (cuts, frontiers) => Effect.suspend(() => writes.record(addCuts(byName, cuts, frontiers))),
         roomForParts: (cut) => roomForParts(byName.get(cut.partition), cut),
         commit: (position) => commitAll([position]),
         commitAll
@@ -210,8 +211,14 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
       const previous = lastRelease
       inOrder(async () => {
         await previous
-        const committed = await runPromise(Effect.either(client.committedOffsets(options.groupId, options.topics)))
+        const [committed, ends] = await Promise.all([
+          runPromise(Effect.either(client.committedOffsets(options.groupId, options.topics))),
+          // Read after the previous owner let the partitions go: every block it sent is below these ends.
+          runPromise(Effect.either(Effect.forEach(new Set(fresh.map((s) => s.topic)), (topic) =>
+            Effect.map(client.topicEnds(topic), (list) => list.map((end) => ({ topic, ...end }))), { concurrency: "unbounded" })))
+        ])
         if (committed._tag === "Left") throw committed.left
+        if (ends._tag === "Left") throw ends.left
         const byName = new Map(fresh.map((s) => [s.name, s]))
         const assignments: Array<Assignment> = []
         for (const s of fresh) {
@@ -223,7 +230,8 @@ export const make = (options: KafkaSourceOptions): Effect.Effect<KafkaSource, Ka
             cuts: s.cuts,
             checkpoint: writerFor(epoch, byName),
             owned: () => held.owned(s, epoch),
-            run: s.run
+            run: s.run,
+            blocks: blocksOf(s, ends.right.flat().find((e) => e.topic === s.topic && e.partition === s.partition)?.end)
           })
         }
         if (assignments.length > 0) await offer({ _tag: "Events", events: Chunk.of({ _tag: "Assigned", assignments }) })

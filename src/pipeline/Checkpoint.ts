@@ -5,13 +5,14 @@
  * Every batch's cut is recorded before the batch is sent. After a crash the batcher finds
  * the cut and closes the batch at the same record, however fast or slowly the records come
  * back, so the batch goes out again with the same records under the same idempotency key,
- * and the service replays instead of ingesting twice.
+ * and the service replays instead of ingesting twice. (A partition batched by blocks of
+ * offsets records only the cuts timing decided, and a frontier: see `Blocks`.)
  *
  * @since 0.1.0
  */
 import { Effect, Ref } from "effect"
 import { readJsonFile, removeStaleTemporaries, writeFileAtomically } from "./internal/files.js"
-import { type BatchCut, CheckpointError, mergeCuts, type Position, type SourceIdentity } from "./vocabulary.js"
+import { type BatchCut, CheckpointError, type Frontier, mergeCuts, type Position, type SourceIdentity } from "./vocabulary.js"
 
 export { type BatchCut, CheckpointError } from "./vocabulary.js"
 
@@ -76,8 +77,12 @@ export const emptyCheckpoint: Checkpoint = { positions: {}, cuts: [] }
  */
 export interface CheckpointStore {
   readonly load: Effect.Effect<Checkpoint, CheckpointError>
-  /** Records batch boundaries, all in one durable write. */
-  readonly recordCuts: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, CheckpointError>
+  /**
+   * Records batch boundaries, all in one durable write; with them the `frontiers` of
+   * partitions that batch by blocks of offsets (`Blocks`: only a source whose assignments say
+   * so, so a store that never holds such partitions may ignore them).
+   */
+  readonly recordCuts: (cuts: ReadonlyArray<BatchCut>, frontiers?: ReadonlyArray<Frontier>) => Effect.Effect<void, CheckpointError>
   /** Commits a partition's position and forgets the cuts it has passed. */
   readonly commit: (position: Position) => Effect.Effect<void, CheckpointError>
   /**

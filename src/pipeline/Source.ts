@@ -14,7 +14,7 @@
  */
 import { Effect, Stream } from "effect"
 import type { Checkpoint, CheckpointError, CheckpointStore } from "./Checkpoint.js"
-import type { BatchCut, Element, Position, SourceElement, SourceIdentity } from "./vocabulary.js"
+import type { BatchCut, Blocks, Element, Position, SourceElement, SourceIdentity } from "./vocabulary.js"
 
 export {
   comparePositions,
@@ -83,6 +83,11 @@ export interface Assignment {
    * keys), where the source keeps it (a backfill's state); none: keys from the coordinates alone.
    */
   readonly run?: string | undefined
+  /**
+   * The partition batches by blocks of offsets (its offsets are dense and fixed, as a Kafka
+   * partition's): the frontiers its store holds (`Blocks`). None: by count, every cut recorded.
+   */
+  readonly blocks?: Blocks | undefined
 }
 
 /**

@@ -422,7 +422,9 @@ export const run = <E, R, E2 = never, R2 = never>(
         ? Effect.zipRight(
           Effect.sync(() => {
             commits.assign(event.assignments)
-            for (const assignment of event.assignments) batcher.assign(assignment.cuts)
+            for (const assignment of event.assignments) {
+              batcher.assign(assignment.cuts, assignment.blocks === undefined ? undefined : { partition: assignment.partition, ...assignment.blocks })
+            }
           }),
           emit({ _tag: "Assigned", partitions: event.assignments.map((a) => a.partition) })
         )
@@ -456,7 +458,7 @@ export const run = <E, R, E2 = never, R2 = never>(
         batcher,
         max,
         linger,
-        recordCuts: (cuts) => commits.recordCuts(cuts),
+        recordCuts: (cuts, frontiers) => commits.recordCuts(cuts, frontiers),
         dispatch,
         onPartitionEvent,
         hungry: () => scheduler.unsent() < limiter.limit(),

@@ -185,6 +185,71 @@ export interface BatchCut {
 }
 
 /**
+ * Batches by blocks of offsets, for a source whose offsets are dense and fixed (a Kafka
+ * partition's): a batch holds the valid records whose offsets fall in one block of
+ * `blockSize` (`[100k, 100k + 100)`). Such a boundary depends on the offsets alone, not on
+ * which records were valid, on timing or on the configuration, so no cut is written before
+ * the batch goes: after a crash or a rebalance the next owner closes the same blocks. What
+ * timing decides (a block the linger closed early, one `maxBytes` closed, a split into parts)
+ * is still recorded first.
+ *
+ * One thing more must be recorded: a block that went whole must never be cut afresh after a
+ * restart (a split's parts, or a block closed early, carry other keys and would be applied
+ * again behind a later batch of the same keys). So the store keeps a frontier ahead of the
+ * reading, `frontierLead` offsets past what was read when it is written: every block that
+ * went whole ends at or below it. After a restart the blocks below the frontier go only
+ * whole, as if recorded, and those are only blocks already in the log when the partition was
+ * assigned (the frontier is capped by the log's end then), so none of them waits for records
+ * that do not exist yet.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Blocks {
+  /** Blocks ending at or below this offset may have gone whole before: they go only whole. */
+  readonly whole: number
+  /** The frontier the store holds: a block ending at or below it goes without a write. */
+  readonly recorded: number
+}
+
+/**
+ * A partition's frontier to record before batches of blocks past the one recorded go (see
+ * `Blocks`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Frontier {
+  readonly partition: string
+  readonly offset: number
+}
+
+/**
+ * The size of a block of offsets: the service's most records a batch.
+ *
+ * @since 0.3.0
+ * @category defaults
+ */
+export const blockSize = 100
+
+/**
+ * How far past what was read a frontier is written: a hundred blocks, so that a partition
+ * read at 5,000 messages a second writes one every two seconds, carried by its commits.
+ *
+ * @since 0.3.0
+ * @category defaults
+ */
+export const frontierLead = 100 * blockSize
+
+/**
+ * The end of the block holding `offset` (the first offset past it).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const blockEnd = (offset: number): number => (Math.floor(offset / blockSize) + 1) * blockSize
+
+/**
  * Recorded cuts with `added` recorded too: a new cut replaces one recorded with the same start
  * (partition, first offset, first child). One pass each, with no key made per cut: a
  * checkpoint can hold a thousand cuts, and building a text key for each of them on every
@@ -308,7 +373,12 @@ export interface Batch {
   readonly toSeq: number
   /** The position of the element numbered `toSeq`, committed once the batch is done. */
   readonly lastPosition: Position
-  readonly closedBy: "count" | "bytes" | "linger" | "end" | "recorded"
+  /**
+   * What closed it: its size, its count, the linger, the input's end, its block's end
+   * (`Blocks`), or a boundary decided before (a recorded cut, or a block below the recorded
+   * frontier): such a batch goes as it went then, never split afresh.
+   */
+  readonly closedBy: "count" | "bytes" | "linger" | "end" | "block" | "recorded"
   /** Its request body's length in bytes. */
   readonly bytes: number
   /** Closed at a recorded cut that says it went in parts: the offsets of its second part. */

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest"
 import {
   addCuts,
   Assignments,
+  blocksOf,
   commitAt,
   commitBase,
   committedPosition,
@@ -168,5 +169,24 @@ describe("Kafka assignments", () => {
     expect({ start: s.start, skipBelow: s.skipBelow, end: s.end }).toEqual({ start: 3, skipBelow: 5, end: 9 })
     // A fetch that started earlier brings nothing twice.
     expect(takeFetched(s, { topic: "orders", partition: 0, highWatermark: 9, messages: [4, 5].map(at) }).map((m) => m.offset)).toEqual([5])
+  })
+
+  it("blocks: the frontier read back goes with every write, only grows, and is capped by the log's end at assignment", () => {
+    const held = new Assignments()
+    const s = held.assign([{ topic: "orders", partition: 0 }]).fresh[0]!
+    loadCommitted(s, { topic: "orders", partition: 0, offset: 1100, metadata: encodeCuts([], 1100, s.run, 21_100) })
+    expect(s.frontier).toBe(21_100)
+    // Blocks up to the frontier go only whole, but none past the blocks wholly in the log then.
+    expect(blocksOf(s, 5_050)).toEqual({ whole: 5_000, recorded: 21_100 })
+    expect(blocksOf(s, 90_000)).toEqual({ whole: 21_100, recorded: 21_100 })
+    const byName = new Map([[s.name, s]])
+    expect(addCuts(byName, [], [{ partition: s.name, offset: 31_100 }])).toEqual([s])
+    expect(addCuts(byName, [], [{ partition: s.name, offset: 25_000 }])).toEqual([s])
+    expect(s.frontier).toBe(31_100)
+    commitAt(s, { partition: s.name, offset: 1_499 })
+    expect(offsetsToWrite([s])).toEqual([{ topic: "orders", partition: 0, offset: 1_500, metadata: encodeCuts([], 1_500, s.run, 31_100) }])
+    // Nothing recorded (a partition new to the group, or one written by a build without blocks).
+    const fresh = held.assign([{ topic: "orders", partition: 1 }]).fresh[0]!
+    expect(blocksOf(fresh, 5_050)).toEqual({ whole: 0, recorded: 0 })
   })
 })

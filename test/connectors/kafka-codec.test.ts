@@ -118,6 +118,23 @@ describe("batch cuts in the committed offset's metadata", () => {
     expect(Kafka.decodeRun("t2:no-separator")).toEqual({ _tag: "None" })
   })
 
+  it("a partition batched by blocks carries its frontier first; a reader of before passes over it", () => {
+    const run = "3f2a1c9e-0000-4000-8000-000000000001"
+    const cuts = [{ partition: "t:0", first: 1150, last: 1160 }]
+    const metadata = Kafka.encodeCuts(cuts, 1100, run, 11_300)
+    expect(metadata).toBe(`t2:${run};@7ry,1e+a`)
+    expect(Kafka.decodeFrontier(metadata, 1100)).toBe(11_300)
+    expect(Kafka.decodeCuts(metadata, 1100, "t:0")).toEqual(cuts)
+    expect(Kafka.decodeFrontier(Kafka.encodeCuts([], 1100, run, 11_300), 1100)).toBe(11_300)
+    // What a reader without blocks made of the entry: no number where it wants the cut's length.
+    expect(Number.isFinite(parseInt("@7ry".split("+")[1]!, 36))).toBe(false)
+    // A frontier at or below the committed offset says nothing, and is left out.
+    expect(Kafka.encodeCuts(cuts, 1100, run, 1100)).toBe(`t2:${run};1e+a`)
+    expect(Kafka.decodeFrontier(`t2:${run};1e+a`, 1100)).toBeUndefined()
+    expect(Kafka.decodeFrontier(null, 1100)).toBeUndefined()
+    expect(Kafka.decodeFrontier(`t2:${run};@!`, 1100)).toBeUndefined()
+  })
+
   it("a hundred cuts of a hundred records fit well within the broker's 4096-byte default", () => {
     const cuts = Array.from({ length: 100 }, (_, i) => ({ partition: "t:0", first: 5000 + i * 100, last: 5099 + i * 100 }))
     expect(Kafka.encodeCuts(cuts, 5000).length).toBeLessThan(1000)

@@ -17,7 +17,7 @@
 import { Deferred, Effect, Exit, FiberId } from "effect"
 import type { PipelineEvent } from "../events.js"
 import type { Assignment, CheckpointWriter } from "../Source.js"
-import type { BatchCut, CheckpointError, DeliveredUnit, Position } from "../vocabulary.js"
+import type { BatchCut, CheckpointError, DeliveredUnit, Frontier, Position } from "../vocabulary.js"
 import type { CommitTracker } from "./commitTracker.js"
 import { type Counters, noteCommitted } from "./progress.js"
 
@@ -87,18 +87,21 @@ export class Commits {
     return this.ownership.get(partition)?.() !== false
   }
 
-  /** Boundaries go to the writers of their partitions, one write per writer. */
-  recordCuts(cuts: ReadonlyArray<BatchCut>): Effect.Effect<void, CheckpointError> {
-    if (cuts.length === 0) return Effect.void
-    const byWriter = new Map<CheckpointWriter, Array<BatchCut>>()
-    for (const cut of cuts) {
-      const writer = this.writerOf(cut.partition)
-      if (writer === undefined) continue
-      const list = byWriter.get(writer)
-      if (list === undefined) byWriter.set(writer, [cut])
-      else list.push(cut)
+  /** Boundaries (and frontiers) go to the writers of their partitions, one write per writer. */
+  recordCuts(cuts: ReadonlyArray<BatchCut>, frontiers: ReadonlyArray<Frontier> = []): Effect.Effect<void, CheckpointError> {
+    if (cuts.length === 0 && frontiers.length === 0) return Effect.void
+    const byWriter = new Map<CheckpointWriter, { cuts: Array<BatchCut>; frontiers: Array<Frontier> }>()
+    const of = (partition: string) => {
+      const writer = this.writerOf(partition)
+      if (writer === undefined) return undefined
+      let lists = byWriter.get(writer)
+      if (lists === undefined) byWriter.set(writer, lists = { cuts: [], frontiers: [] })
+      return lists
     }
-    return Effect.forEach(byWriter, ([writer, list]) => writer.recordCuts(list), { discard: true })
+    for (const cut of cuts) of(cut.partition)?.cuts.push(cut)
+    for (const frontier of frontiers) of(frontier.partition)?.frontiers.push(frontier)
+    return Effect.forEach(byWriter, ([writer, lists]) =>
+      lists.frontiers.length === 0 ? writer.recordCuts(lists.cuts) : writer.recordCuts(lists.cuts, lists.frontiers), { discard: true })
   }
 
   /** Whether a batch's cut with its split may be recorded (the writer has room for it). */

@@ -25,7 +25,7 @@
 import { Chunk, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberId, Option, Schedule, Stream } from "effect"
 import { type Batcher, lingerCheckMillis, shouldFlush, unitsPerWrite } from "../batch.js"
 import type { PartitionEvent } from "../Source.js"
-import type { BatchCut, CheckpointError, Checked, Unit } from "../vocabulary.js"
+import type { BatchCut, CheckpointError, Checked, Frontier, Unit } from "../vocabulary.js"
 
 /**
  * @since 0.2.0
@@ -35,7 +35,8 @@ export interface PullLoopOptions<E> {
   readonly batcher: Batcher
   readonly max: number
   readonly linger: Duration.DurationInput
-  readonly recordCuts: (cuts: ReadonlyArray<BatchCut>) => Effect.Effect<void, CheckpointError>
+  /** Records boundaries and frontiers (`Blocks`) before the units they concern go out. */
+  readonly recordCuts: (cuts: ReadonlyArray<BatchCut>, frontiers: ReadonlyArray<Frontier>) => Effect.Effect<void, CheckpointError>
   /** Takes a closed unit (a batch waits for room among the pending ones). */
   readonly dispatch: (unit: Unit) => Effect.Effect<void, E>
   readonly onPartitionEvent: (event: PartitionEvent) => Effect.Effect<void, E>
@@ -78,8 +79,12 @@ export const pullLoop = <E, E2, R>(
         )
       })
     const flush = lock.withPermits(1)(Effect.suspend(() => {
-      const { cuts, units } = batcher.take()
-      return units.length === 0 ? Effect.void : Effect.zipRight(options.recordCuts(cuts), dispatchAll(units))
+      const { cuts, frontiers, units } = batcher.take()
+      if (units.length === 0) return Effect.void
+      // Batches closed at their blocks' ends under the recorded frontier go without a write.
+      return cuts.length === 0 && frontiers.length === 0
+        ? dispatchAll(units)
+        : Effect.zipRight(options.recordCuts(cuts, frontiers), dispatchAll(units))
     }))
     // Opened when the writer's take under way ends (made only when the loop waits for that).
     let taken: Deferred.Deferred<void> | undefined

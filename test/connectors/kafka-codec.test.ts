@@ -122,12 +122,13 @@ describe("batch cuts in the committed offset's metadata", () => {
     const run = "3f2a1c9e-0000-4000-8000-000000000001"
     const cuts = [{ partition: "t:0", first: 1150, last: 1160 }]
     const metadata = Kafka.encodeCuts(cuts, 1100, run, 11_300)
-    expect(metadata).toBe(`t2:${run};@7ry,1e+a`)
+    expect(metadata).toBe(`t2:${run};@7vc,1e+a`)
     expect(Kafka.decodeFrontier(metadata, 1100)).toBe(11_300)
     expect(Kafka.decodeCuts(metadata, 1100, "t:0")).toEqual(cuts)
     expect(Kafka.decodeFrontier(Kafka.encodeCuts([], 1100, run, 11_300), 1100)).toBe(11_300)
     // What a reader without blocks made of the entry: no number where it wants the cut's length.
-    expect(Number.isFinite(parseInt("@7ry".split("+")[1]!, 36))).toBe(false)
+    const [, length] = "@7vc".split("+")
+    expect(Number.isFinite(parseInt((length ?? "").split(".")[0]!, 36))).toBe(false)
     // A frontier at or below the committed offset says nothing, and is left out.
     expect(Kafka.encodeCuts(cuts, 1100, run, 1100)).toBe(`t2:${run};1e+a`)
     expect(Kafka.decodeFrontier(`t2:${run};1e+a`, 1100)).toBeUndefined()

@@ -277,8 +277,24 @@ export interface CheckpointFile {
   readonly cuts: ReadonlyArray<{ partition: string; first: number; last: number }>
 }
 
-export const readCheckpoint = (path: string): CheckpointFile | undefined =>
-  existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) as CheckpointFile : undefined
+/** A checkpoint file as the run reads it back: with the cuts of its journal (`FILE.journal`) merged in. */
+export const readCheckpoint = (path: string): CheckpointFile | undefined => {
+  if (!existsSync(path)) return undefined
+  const checkpoint = JSON.parse(readFileSync(path, "utf8")) as CheckpointFile
+  const journal = `${path}.journal`
+  if (!existsSync(journal)) return checkpoint
+  let cuts = [...checkpoint.cuts]
+  for (const line of readFileSync(journal, "utf8").split("\n").slice(0, -1)) {
+    let added: ReadonlyArray<CheckpointFile["cuts"][number]>
+    try {
+      added = (JSON.parse(line) as { cuts: ReadonlyArray<CheckpointFile["cuts"][number]> }).cuts
+    } catch {
+      break
+    }
+    cuts = [...cuts.filter((c) => !added.some((a) => a.partition === c.partition && a.first === c.first)), ...added]
+  }
+  return { ...checkpoint, cuts }
+}
 
 /** The dead-letter file's lines, parsed; lines that are not JSON are counted apart. */
 export const readDeadLetters = (path: string) => {

@@ -6,7 +6,7 @@
  * @since 0.2.0
  * @internal
  */
-import { open, readdir, readFile, rename, unlink } from "node:fs/promises"
+import { open, readdir, readFile, rename, truncate, unlink } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
 import { Effect } from "effect"
 import { CheckpointError } from "../vocabulary.js"
@@ -75,4 +75,49 @@ export const writeFileAtomically = (path: string, text: string): Effect.Effect<v
       await rename(temporary, path)
     },
     catch: (cause) => new CheckpointError({ reason: `cannot write checkpoint ${path}: ${String(cause)}`, cause })
+  }))
+
+/**
+ * Reads a text file; a missing file is `undefined`.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const readTextFile = (path: string): Effect.Effect<string | undefined, CheckpointError> =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8").catch((cause: NodeJS.ErrnoException) => (cause.code === "ENOENT" ? undefined : Promise.reject(cause))),
+    catch: (cause) => new CheckpointError({ reason: `cannot read ${path}: ${String(cause)}`, cause })
+  })
+
+/**
+ * Appends text to a file and flushes it to disk (the file is made when missing).
+ * Uninterruptible, as `writeFileAtomically`.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const appendDurably = (path: string, text: string): Effect.Effect<void, CheckpointError> =>
+  Effect.uninterruptible(Effect.tryPromise({
+    try: async () => {
+      const handle = await open(path, "a")
+      try {
+        await handle.write(text)
+        await handle.datasync()
+      } finally {
+        await handle.close()
+      }
+    },
+    catch: (cause) => new CheckpointError({ reason: `cannot write ${path}: ${String(cause)}`, cause })
+  }))
+
+/**
+ * Empties a file, when it exists.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const emptyFile = (path: string): Effect.Effect<void, CheckpointError> =>
+  Effect.uninterruptible(Effect.tryPromise({
+    try: () => truncate(path, 0).catch((cause: NodeJS.ErrnoException) => (cause.code === "ENOENT" ? undefined : Promise.reject(cause))),
+    catch: (cause) => new CheckpointError({ reason: `cannot empty ${path}: ${String(cause)}`, cause })
   }))

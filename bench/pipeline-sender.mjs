@@ -105,7 +105,10 @@ const raw = async () => {
     })
     const answer = await posted.body.json()
     if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}: ${JSON.stringify(answer)}`)
-    accepted += await storedWhenDone(request, `${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`)
+    // Awaited first: `accepted += await …` reads `accepted` before the wait, and the sends
+    // under way at once then overwrote each other's counts.
+    const stored = await storedWhenDone(request, `${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`)
+    accepted += stored
     batches++
   }
 
@@ -168,7 +171,10 @@ const floor = async () => {
     })
     const answer = await posted.body.json()
     if (posted.statusCode !== 200) throw new Error(`POST answered ${posted.statusCode}: ${JSON.stringify(answer)}`)
-    accepted += await storedWhenDone(request, `${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`)
+    // Awaited first: `accepted += await …` reads `accepted` before the wait, and the sends
+    // under way at once then overwrote each other's counts.
+    const stored = await storedWhenDone(request, `${baseUrl}/v2/datasets/${datasetId}/ingestions/${answer.data.ingestionId}`)
+    accepted += stored
     batches++
     for (const freed of conflicts.done(ticket)) freed.item.open()
   }

@@ -323,11 +323,9 @@ export const makeBatcher = (options: Omit<BatchOptions, "checkpoint">): Batcher 
       const batch = unit.batch
       const state = blocks.get(batch.partition)
       if (state === undefined) continue
-      if (blockEnd(batch.records[0]!.position.offset) > state.recorded || asked?.has(batch.partition) === true) {
-        asked ??= new Map()
-        const end = blockEnd(batch.records[0]!.position.offset) - 1 // a batch closed by a later offset may end short of it
-        asked.set(batch.partition, Math.max(asked.get(batch.partition) ?? -1, batch.lastPosition.offset, end))
-      }
+      // A partition's batches come in order: once one is past the frontier, so are the later ones.
+      const end = blockEnd(batch.records[0]!.position.offset)
+      if (end > state.recorded) (asked ??= new Map()).set(batch.partition, end - 1) // its block was read whole
     }
     if (asked === undefined) return []
     const frontiers: Array<Frontier> = []

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest"
 import { Effect, Exit, Queue, Scope, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import type { Assignment, SourceEvent } from "../../src/pipeline/Source.js"
-import { createTopic, kafka, sleep } from "../support/kafka.js"
+import { committedOffset, createTopic, kafka, sleep } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
 
 const produce = async (topic: string, count: number) => {
@@ -17,18 +17,6 @@ const produce = async (topic: string, count: number) => {
   await producer.connect()
   await producer.send({ topic, acks: -1, messages: Array.from({ length: count }, (_, i) => ({ value: JSON.stringify({ n: i }) })) })
   await producer.disconnect()
-}
-
-const committedMetadata = async (group: string, topic: string) => {
-  const admin = kafka().admin()
-  await admin.connect()
-  try {
-    const [answer] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
-    const p = answer!.partitions.find((p) => p.partition === 0)!
-    return { offset: Number(p.offset), metadata: p.metadata }
-  } finally {
-    await admin.disconnect()
-  }
 }
 
 /** A member of the group: its assignments, and how many messages it has read. */
@@ -73,7 +61,7 @@ describe("Kafka: a partition batched by blocks (real broker)", () => {
       })
       yield* first.checkpoint.recordCuts([], [{ partition, offset: 10_200 }])
       yield* first.checkpoint.commit({ partition, offset: 99, resume: { topic, partition: 0 } })
-      const written = yield* Effect.promise(() => committedMetadata(group, topic))
+      const written = yield* Effect.promise(() => committedOffset(group, topic))
       expect(written.offset).toBe(100)
       expect(Kafka.decodeFrontier(written.metadata, 100)).toBe(10_200)
       yield* Scope.close(scopeA, Exit.void)

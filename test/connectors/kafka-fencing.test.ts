@@ -21,7 +21,7 @@ import { Effect, Either, Exit, Fiber, Queue, Scope, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import type { GroupConsumer, KafkaClientService } from "../../connectors/kafka/kafkajs.js"
 import type { Assignment, SourceEvent } from "../../src/pipeline/Source.js"
-import { createTopic, kafka, sleep } from "../support/kafka.js"
+import { committedOffset, createTopic, kafka, sleep } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
 
 const sessionTimeoutMillis = 2000
@@ -35,18 +35,6 @@ const produce = async (topic: string, from: number, count: number) => {
     messages: Array.from({ length: count }, (_, i) => ({ value: JSON.stringify({ id: `m${from + i}`, n: from + i }) }))
   })
   await producer.disconnect()
-}
-
-const committed = async (group: string, topic: string) => {
-  const admin = kafka().admin()
-  await admin.connect()
-  try {
-    const [answer] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
-    const p = answer!.partitions.find((p) => p.partition === 0)!
-    return { offset: Number(p.offset), metadata: p.metadata }
-  } finally {
-    await admin.disconnect()
-  }
 }
 
 /**
@@ -168,7 +156,7 @@ const droppedMemberCase = (otherStays: boolean) =>
         { partition: partitionOf(topic), first: 15, last: 19 }
       ])
       yield* first.checkpoint.commit(at(topic, 9))
-      expect((yield* Effect.promise(() => committed(group, topic))).offset).toBe(10)
+      expect((yield* Effect.promise(() => committedOffset(group, topic))).offset).toBe(10)
 
       // The member stalls with a fetched batch in hand, and the group drops it.
       a.starve()
@@ -183,7 +171,7 @@ const droppedMemberCase = (otherStays: boolean) =>
       expect(second.run).toBe(first.run)
       yield* second.checkpoint.recordCuts([{ partition: partitionOf(topic), first: 20, last: 20 }])
       yield* second.checkpoint.commit(at(topic, 20))
-      const next = yield* Effect.promise(() => committed(group, topic))
+      const next = yield* Effect.promise(() => committedOffset(group, topic))
       expect(next.offset).toBe(21)
       if (!otherStays) yield* Scope.close(scopeB, Exit.void)
 
@@ -202,7 +190,7 @@ const droppedMemberCase = (otherStays: boolean) =>
       }
       // kafkajs retried within 300 ms, the source within about 3 s: whatever was going to land has.
       yield* Effect.sleep("3500 millis")
-      expect(yield* Effect.promise(() => committed(group, topic))).toEqual(next)
+      expect(yield* Effect.promise(() => committedOffset(group, topic))).toEqual(next)
     } finally {
       starved?.feed() // kafkajs leaves the group only once the batch in hand is handled
       yield* Scope.close(scopeA, Exit.void)
@@ -240,7 +228,7 @@ describe("Kafka source: a member whose consumer crashes and starts again (real b
           { partition: partitionOf(topic), first: 15, last: 19 }
         ])
         yield* first.checkpoint.commit(at(topic, 9))
-        const before = yield* Effect.promise(() => committed(group, topic))
+        const before = yield* Effect.promise(() => committedOffset(group, topic))
         expect(before.offset).toBe(10)
 
         // The next fetched batch fails until kafkajs restarts the consumer.
@@ -260,7 +248,7 @@ describe("Kafka source: a member whose consumer crashes and starts again (real b
         // The old assignment's writes are the next owner's now: skipped, not landed.
         yield* first.checkpoint.recordCuts([{ partition: partitionOf(topic), first: 20, last: 20 }])
         yield* first.checkpoint.commit(at(topic, 14))
-        expect(yield* Effect.promise(() => committed(group, topic))).toEqual(before)
+        expect(yield* Effect.promise(() => committedOffset(group, topic))).toEqual(before)
         // Joined again: from the last commit that landed, with its cuts.
         expect(again.committed?.offset).toBe(9)
         expect(again.cuts.map((c) => [c.first, c.last])).toEqual([[10, 14], [15, 19]])

@@ -21,6 +21,19 @@ export const createTopic = async (topic: string, numPartitions: number) => {
   }
 }
 
+/** The offset `groupId` committed for partition 0 of `topic`, with its metadata. */
+export const committedOffset = async (groupId: string, topic: string) => {
+  const admin = kafka().admin()
+  await admin.connect()
+  try {
+    const [answer] = await admin.fetchOffsets({ groupId, topics: [topic] })
+    const p = answer!.partitions.find((p) => p.partition === 0)!
+    return { offset: Number(p.offset), metadata: p.metadata }
+  } finally {
+    await admin.disconnect()
+  }
+}
+
 /** Messages not yet committed by `groupId`, summed over the topic's partitions. */
 export const groupLag = async (groupId: string, topic: string): Promise<number> => {
   const admin = kafka().admin()

@@ -18,22 +18,38 @@ import { CheckpointError } from "../vocabulary.js"
  * @category utils
  */
 export const readJsonFile = (path: string): Effect.Effect<unknown, CheckpointError> =>
+  Effect.flatMap(readTextFile(path), (text) =>
+    text === undefined ? Effect.succeed(undefined) : Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (cause) => new CheckpointError({ reason: `checkpoint ${path} is not JSON: ${(cause as Error).message}`, cause })
+    }))
+
+/**
+ * Reads a text file; a missing file is `undefined`.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const readTextFile = (path: string): Effect.Effect<string | undefined, CheckpointError> =>
   Effect.tryPromise({
-    try: () => readFile(path, "utf8"),
-    catch: (cause) => cause
-  }).pipe(
-    Effect.catchIf(
-      (cause) => (cause as NodeJS.ErrnoException).code === "ENOENT",
-      () => Effect.succeed(undefined)
-    ),
-    Effect.mapError((cause) => new CheckpointError({ reason: `cannot read checkpoint ${path}: ${String(cause)}`, cause })),
-    Effect.flatMap((text) =>
-      text === undefined ? Effect.succeed(undefined) : Effect.try({
-        try: () => JSON.parse(text) as unknown,
-        catch: (cause) => new CheckpointError({ reason: `checkpoint ${path} is not JSON: ${(cause as Error).message}`, cause })
-      })
-    )
-  )
+    try: () => unlessMissing(readFile(path, "utf8")),
+    catch: (cause) => new CheckpointError({ reason: `cannot read checkpoint ${path}: ${String(cause)}`, cause })
+  })
+
+/** What `operation` answers, or `undefined` when the file it touched does not exist. */
+const unlessMissing = <A>(operation: Promise<A>): Promise<A | undefined> =>
+  operation.catch((cause: NodeJS.ErrnoException) => (cause.code === "ENOENT" ? undefined : Promise.reject(cause)))
+
+/** Writes `text` to `path` opened with `flags` and flushes it to disk. */
+const writeSynced = async (path: string, flags: "w" | "a", text: string): Promise<void> => {
+  const handle = await open(path, flags)
+  try {
+    await handle.writeFile(text)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
 
 let writes = 0
 
@@ -65,29 +81,11 @@ export const writeFileAtomically = (path: string, text: string): Effect.Effect<v
   Effect.uninterruptible(Effect.tryPromise({
     try: async () => {
       const temporary = `${path}.${process.pid}.${writes++}.tmp`
-      const handle = await open(temporary, "w")
-      try {
-        await handle.writeFile(text)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
+      await writeSynced(temporary, "w", text)
       await rename(temporary, path)
     },
     catch: (cause) => new CheckpointError({ reason: `cannot write checkpoint ${path}: ${String(cause)}`, cause })
   }))
-
-/**
- * Reads a text file; a missing file is `undefined`.
- *
- * @since 0.3.0
- * @category utils
- */
-export const readTextFile = (path: string): Effect.Effect<string | undefined, CheckpointError> =>
-  Effect.tryPromise({
-    try: () => readFile(path, "utf8").catch((cause: NodeJS.ErrnoException) => (cause.code === "ENOENT" ? undefined : Promise.reject(cause))),
-    catch: (cause) => new CheckpointError({ reason: `cannot read ${path}: ${String(cause)}`, cause })
-  })
 
 /**
  * Appends text to a file and flushes it to disk (the file is made when missing).
@@ -98,15 +96,7 @@ export const readTextFile = (path: string): Effect.Effect<string | undefined, Ch
  */
 export const appendDurably = (path: string, text: string): Effect.Effect<void, CheckpointError> =>
   Effect.uninterruptible(Effect.tryPromise({
-    try: async () => {
-      const handle = await open(path, "a")
-      try {
-        await handle.write(text)
-        await handle.datasync()
-      } finally {
-        await handle.close()
-      }
-    },
+    try: () => writeSynced(path, "a", text),
     catch: (cause) => new CheckpointError({ reason: `cannot write ${path}: ${String(cause)}`, cause })
   }))
 
@@ -118,6 +108,6 @@ export const appendDurably = (path: string, text: string): Effect.Effect<void, C
  */
 export const emptyFile = (path: string): Effect.Effect<void, CheckpointError> =>
   Effect.uninterruptible(Effect.tryPromise({
-    try: () => truncate(path, 0).catch((cause: NodeJS.ErrnoException) => (cause.code === "ENOENT" ? undefined : Promise.reject(cause))),
+    try: () => unlessMissing(truncate(path, 0)),
     catch: (cause) => new CheckpointError({ reason: `cannot empty ${path}: ${String(cause)}`, cause })
   }))

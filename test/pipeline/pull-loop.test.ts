@@ -156,4 +156,24 @@ describe("pull loop", () => {
       const exit = yield* Fiber.await(fiber)
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause).includes("disk full")).toBe(true)
     }))
+
+  it.live("a stop reaches the feed even when the source, at its end, undoes the interruption (as Effect 3.22's addFinalizer can)", () =>
+    Effect.gen(function*() {
+      const ending = yield* Deferred.make<void>()
+      // Puts back the fiber refs it found, as `addFinalizer` does after a scope's finalizer:
+      // an interruption that came meanwhile is gone.
+      const forgetful = Effect.uninterruptible(Effect.withFiberRuntime<void>((fiber) => {
+        const before = fiber.getFiberRefs()
+        return Deferred.succeed(ending, undefined).pipe(
+          Effect.zipRight(Effect.sleep("200 millis")),
+          Effect.zipRight(Effect.sync(() => fiber.setFiberRefs(before)))
+        )
+      }))
+      const source = Stream.concat(Stream.make(valid(0), valid(1)), Stream.execute(forgetful))
+      // Nothing is ever dispatched: a feed that carried on to its end would wait forever.
+      const fiber = yield* Effect.fork(pullLoop(source, optionsWith({ dispatch: () => Effect.never })))
+      yield* Deferred.await(ending)
+      const exit = yield* Effect.timeout(Fiber.interrupt(fiber), "5 seconds")
+      expect(Exit.isInterrupted(exit)).toBe(true)
+    }))
 })

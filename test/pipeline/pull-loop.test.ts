@@ -7,7 +7,7 @@
  * writer when the sends have no room.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Stream, TestClock } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, type FiberRefs, Stream, TestClock } from "effect"
 import { CheckpointError } from "../../src/pipeline/vocabulary.js"
 import { makeBatcher } from "../../src/pipeline/batch.js"
 import { pullLoop, type PullLoopOptions } from "../../src/pipeline/internal/pullLoop.js"
@@ -26,6 +26,11 @@ const burst = (count: number) =>
     Stream.flatMap(() => Stream.fromChunk(Chunk.fromIterable(Array.from({ length: count }, (_, i) => valid(i))))),
     Stream.concat(Stream.never)
   )
+
+/** What the runtime's fiber has besides its public interface (`setFiberRefs`, used by `addFinalizer`). */
+interface Internal {
+  readonly setFiberRefs: (refs: FiberRefs.FiberRefs) => void
+}
 
 const settle = Effect.gen(function*() {
   for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
@@ -166,7 +171,7 @@ describe("pull loop", () => {
         const before = fiber.getFiberRefs()
         return Deferred.succeed(ending, undefined).pipe(
           Effect.zipRight(Effect.sleep("200 millis")),
-          Effect.zipRight(Effect.sync(() => fiber.setFiberRefs(before)))
+          Effect.zipRight(Effect.sync(() => (fiber as unknown as Internal).setFiberRefs(before)))
         )
       }))
       const source = Stream.concat(Stream.make(valid(0), valid(1)), Stream.execute(forgetful))

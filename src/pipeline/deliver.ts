@@ -208,24 +208,47 @@ export const deliverBatch = (
   delivery: Delivery,
   batch: Batch,
   /** Called once the service took the batch (or refused it), before its ingestions are followed. */
-  accepted: () => void = () => {},
-  /** Which of a batch's records `batch` holds, when the batch goes in parts (part of the keys). */
-  part?: string
-): Effect.Effect<Delivered, DeliveryError> => {
-  const deliver = (calls: Calls, span: Tracer.AnySpan | undefined) =>
+  accepted: () => void = () => {}
+): Effect.Effect<Delivered, DeliveryError> =>
+  Effect.flatMap(postingOf(delivery), ({ calls, span }) =>
     Effect.async<Delivered, DeliveryError>((resume) => {
-      const cancel = deliverWith(delivery, calls, batch, accepted, part, span, (outcome) =>
+      const cancel = deliverWith(delivery, calls, batch, accepted, undefined, span, (outcome) =>
         resume(outcome instanceof DeliveryError ? Effect.fail(outcome) : Effect.succeed(outcome)))
       return Effect.sync(cancel)
-    })
-  if (delivery.postCalls !== undefined) return deliver(delivery.postCalls, undefined)
-  // Traced: the posts run on the batch's fiber's runtime (their spans its children), and the
-  // polls link to its span.
-  return Effect.flatMap(
-    Effect.zip(Effect.runtime<never>(), Effect.option(Effect.currentParentSpan)),
-    ([runtime, span]) => deliver(callsOn(delivery.postExchanges, runtime), Option.getOrUndefined(span))
-  )
-}
+    }))
+
+/**
+ * What a batch's posts go through, and the span its polls link to: the delivery's own calls
+ * (an untraced run), else the exchanges run on the calling fiber's runtime (its span the
+ * parent of the posts' spans).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const postingOf = (delivery: Delivery): Effect.Effect<{ readonly calls: Calls; readonly span: Tracer.AnySpan | undefined }> =>
+  delivery.postCalls !== undefined
+    ? Effect.succeed({ calls: delivery.postCalls, span: undefined })
+    : Effect.map(
+      Effect.zip(Effect.runtime<never>(), Effect.option(Effect.currentParentSpan)),
+      ([runtime, span]) => ({ calls: callsOn(delivery.postExchanges, runtime), span: Option.getOrUndefined(span) })
+    )
+
+/**
+ * One part of a batch that goes in parts (`part`: which of its records, part of the key), in
+ * callback form through `calls`: as `deliverBatchNow`.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const deliverPartNow = (
+  delivery: Delivery,
+  calls: Calls,
+  batch: Batch,
+  part: string,
+  span: Tracer.AnySpan | undefined,
+  accepted: () => void,
+  done: (outcome: Delivered | DeliveryError) => void
+): Cancel => deliverWith(delivery, calls, batch, accepted, part, span, done)
 
 /**
  * A delivery whose tracker lives as long as the scope: posts through `postCalls` or

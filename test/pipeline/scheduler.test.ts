@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Duration, Effect } from "effect"
 import type { Batch } from "../../src/pipeline/batch.js"
 import { makeScheduler, PendingRoom } from "../../src/pipeline/internal/scheduler.js"
+import { awaitCall } from "../../src/pipeline/internal/parts.js"
 
 /** A batch of `partition` whose records carry `keys` (none: a dataset without a key). */
 const batchOf = (partition: string, from: number, keys: ReadonlyArray<string> = []): Batch => ({
@@ -94,7 +95,7 @@ describe("the scheduler", () => {
             const free = batch.records.filter((r) => !heldBack.offsets.has(r.position.offset))
             const held = batch.records.filter((r) => heldBack.offsets.has(r.position.offset))
             sent.push(`${batch.fromSeq} now: ${keys(free)}`)
-            expect(yield* heldBack.ready).toBe(true)
+            expect(yield* awaitCall(heldBack.whenReady)).toBe(true)
             sent.push(`${batch.fromSeq} later: ${keys(held)}`)
             accepted()
           })
@@ -126,7 +127,7 @@ describe("the scheduler", () => {
           Effect.gen(function*() {
             if (!owned()) return void calls.push(`${batch.fromSeq} not sent`)
             calls.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
-            if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* heldBack.ready}`)
+            if (heldBack !== undefined) calls.push(`${batch.fromSeq} held may go: ${yield* awaitCall(heldBack.whenReady)}`)
             accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
           })
@@ -181,8 +182,8 @@ describe("the scheduler", () => {
             sent.push(`${batch.fromSeq} now: ${keys(batch.records.filter((r) => !heldBack.offsets.has(r.position.offset)))}`)
             heldBack.freeAccepted()
             yield* Effect.sleep("10 millis") // the free part's ingestion ends
-            yield* heldBack.freeEnded
-            yield* heldBack.ready
+            heldBack.freeEnded()
+            yield* awaitCall(heldBack.whenReady)
             sent.push(`${batch.fromSeq} later: ${keys(batch.records.filter((r) => heldBack.offsets.has(r.position.offset)))}`)
             accepted()
           })
@@ -213,7 +214,7 @@ describe("the scheduler", () => {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : "in parts"}`)
             accepted()
             if (batch.fromSeq === 0) yield* Deferred.await(first)
-            if (heldBack !== undefined) yield* heldBack.ready
+            if (heldBack !== undefined) yield* awaitCall(heldBack.whenReady)
           })
       })
       yield* scheduler.admit(batchOf("p", 0, ["a", "b", "x"]))
@@ -264,8 +265,8 @@ describe("the scheduler", () => {
             events.push(`${batch.fromSeq} ${heldBack === undefined ? "whole" : `in parts, held ${[...heldBack.offsets]}`}`)
             if (heldBack !== undefined) {
               yield* Effect.all([
-                Effect.flatMap(heldBack.freeReady, () => Effect.sync(() => events.push(`${batch.fromSeq} free part goes`))),
-                Effect.flatMap(heldBack.ready, () => Effect.sync(() => events.push(`${batch.fromSeq} held part goes`)))
+                Effect.flatMap(awaitCall(heldBack.whenFreeReady), () => Effect.sync(() => events.push(`${batch.fromSeq} free part goes`))),
+                Effect.flatMap(awaitCall(heldBack.whenReady), () => Effect.sync(() => events.push(`${batch.fromSeq} held part goes`)))
               ], { concurrency: 2 })
             }
             accepted()

@@ -27,7 +27,8 @@
  * @internal
  */
 import { Effect } from "effect"
-import { type Delivered, type Delivery, deliverBatch, type DeliveryError } from "../deliver.js"
+import type { Cancel } from "../../client/transport.js"
+import { type Delivered, type Delivery, DeliveryError, deliverPartNow, postingOf } from "../deliver.js"
 import type { Batch, BatchRecord, KeyValue } from "../vocabulary.js"
 
 /**
@@ -40,20 +41,32 @@ export interface HeldBack {
   /** The offsets of the records of the second part. */
   readonly offsets: ReadonlySet<number>
   /**
-   * Waits until the free records may go (at once, unless a recorded split's free keys are
-   * held after a restart): `true`, or `false` when the partition was taken away meanwhile.
+   * Calls `go` once the free records may go (at once, unless a recorded split's free keys are
+   * held after a restart): with `true`, or `false` when the partition was taken away meanwhile.
    */
-  readonly freeReady: Effect.Effect<boolean>
+  readonly whenFreeReady: (go: (mayGo: boolean) => void) => Cancel
   /**
-   * Waits until the held records may go: `true`, or `false` when the batch's partition was
-   * taken away meanwhile (they are then not sent, and the batch is not delivered).
+   * Calls `go` once the held records may go: with `true`, or `false` when the batch's
+   * partition was taken away meanwhile (they are then not sent, and the batch is not delivered).
    */
-  readonly ready: Effect.Effect<boolean>
+  readonly whenReady: (go: (mayGo: boolean) => void) => Cancel
   /** Called once the free records were taken (the scheduler may let their keys go then). */
   readonly freeAccepted: () => void
-  /** Runs once the free records' ingestions are terminal: later batches of their keys may go. */
-  readonly freeEnded: Effect.Effect<void>
+  /** Called once the free records' ingestions are terminal: later batches of their keys may go. */
+  readonly freeEnded: () => void
 }
+
+/**
+ * Waits for one of `HeldBack`'s calls: what it is called with.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const awaitCall = (when: (go: (mayGo: boolean) => void) => Cancel): Effect.Effect<boolean> =>
+  Effect.async<boolean>((resume) => {
+    const cancel = when((mayGo) => resume(Effect.succeed(mayGo)))
+    return Effect.sync(cancel)
+  })
 
 /**
  * The offsets of the records that must wait, when a batch may go in parts: some of its
@@ -119,7 +132,9 @@ export const mergeDelivered = (a: Delivered, b: Delivered): Delivered => ({
 /**
  * Sends the free records and the held ones, each once they may go; `accepted` runs once both
  * parts were taken. Answers nothing when either part was not sent (the partition was taken
- * away): the batch is then not delivered.
+ * away): the batch is then not delivered. One `Effect.async` drives both parts in callback
+ * form: two fibers a batch (the parts under `Effect.all`) and the batch's own, alive while its
+ * parts wait and are followed, were a tenth of a keyed run's CPU (`bench:tracking` (b)).
  *
  * @since 0.3.0
  * @category utils
@@ -130,27 +145,63 @@ export const deliverInParts = (
   heldBack: HeldBack,
   accepted: () => void
 ): Effect.Effect<Delivered | undefined, DeliveryError> =>
-  Effect.suspend(() => {
-    const parts = splitRecords(batch.records, heldBack.offsets)
-    // A part with no records was never sent (only a recorded split can leave one empty).
-    let taken = parts.free.length === 0 || parts.held.length === 0 ? 1 : 0
-    const oneTaken = () => {
-      if (++taken === 2) accepted()
-    }
-    const none: Delivered = { ingestionIds: [], sent: 0, accepted: 0, replayed: 0, rejected: [], refused: [] }
-    const free = parts.free.length === 0 ? Effect.zipRight(heldBack.freeEnded, Effect.succeed(none)) : Effect.flatMap(heldBack.freeReady, (go) =>
-      !go ? Effect.succeed(undefined) : Effect.tap(
-        deliverBatch(delivery, { ...batch, records: parts.free, held: undefined }, () => {
-          heldBack.freeAccepted()
-          oneTaken()
-        }, partName("free", parts.free)),
-        () => heldBack.freeEnded
-      ))
-    const held = Effect.flatMap(heldBack.ready, (go) =>
-      !go ? Effect.succeed(undefined) : parts.held.length === 0 ? Effect.succeed(none) :
-      deliverBatch(delivery, { ...batch, records: parts.held, held: undefined }, oneTaken, partName("held", parts.held)))
-    return Effect.map(
-      Effect.all([free, held], { concurrency: 2 }),
-      ([a, b]) => (a === undefined || b === undefined ? undefined : mergeDelivered(a, b))
-    )
-  })
+  Effect.flatMap(postingOf(delivery), ({ calls, span }) =>
+    Effect.async<Delivered | undefined, DeliveryError>((resume) => {
+      const parts = splitRecords(batch.records, heldBack.offsets)
+      // A part with no records was never sent (only a recorded split can leave one empty).
+      let taken = parts.free.length === 0 || parts.held.length === 0 ? 1 : 0
+      const oneTaken = () => {
+        if (++taken === 2) accepted()
+      }
+      let over = false
+      const cancels: Array<Cancel> = []
+      const outcomes: [Delivered | undefined, Delivered | undefined] = [undefined, undefined]
+      let left = 2
+      const ended = (which: 0 | 1, outcome: Delivered | DeliveryError | undefined) => {
+        if (over) return
+        if (outcome instanceof DeliveryError) {
+          over = true
+          for (const cancel of cancels) cancel()
+          return resume(Effect.fail(outcome))
+        }
+        outcomes[which] = outcome
+        if (--left > 0) return
+        over = true
+        const [free, held] = outcomes
+        resume(Effect.succeed(free === undefined || held === undefined ? undefined : mergeDelivered(free, held)))
+      }
+      const send = (which: 0 | 1, records: ReadonlyArray<BatchRecord>, taken: () => void, done: (outcome: Delivered | DeliveryError) => void) => {
+        const name = partName(which === 0 ? "free" : "held", records)
+        cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, taken, done))
+      }
+      if (parts.free.length === 0) {
+        heldBack.freeEnded()
+        ended(0, none)
+      } else {
+        cancels.push(heldBack.whenFreeReady((go) => {
+          if (over) return
+          if (!go) return ended(0, undefined)
+          send(0, parts.free, () => {
+            heldBack.freeAccepted()
+            oneTaken()
+          }, (outcome) => {
+            if (!(outcome instanceof DeliveryError)) heldBack.freeEnded()
+            ended(0, outcome)
+          })
+        }))
+      }
+      if (!over) {
+        cancels.push(heldBack.whenReady((go) => {
+          if (over) return
+          if (!go) return ended(1, undefined)
+          if (parts.held.length === 0) return ended(1, none)
+          send(1, parts.held, oneTaken, (outcome) => ended(1, outcome))
+        }))
+      }
+      return Effect.sync(() => {
+        over = true
+        for (const cancel of cancels) cancel()
+      })
+    }))
+
+const none: Delivered = { ingestionIds: [], sent: 0, accepted: 0, replayed: 0, rejected: [], refused: [] }

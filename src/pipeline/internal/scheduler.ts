@@ -37,6 +37,41 @@ import { groupedWrites } from "./groupedWrites.js"
 import { type HeldBack, heldOffsets } from "./parts.js"
 
 /**
+ * Opened once, when a batch (or the free part of one) may go: awaited by a fiber, or called
+ * back. Not a `Deferred`: making one copies Effect's whole prototype (see `PendingRoom`), and
+ * a keyed run makes one or two a batch.
+ */
+class Gate {
+  private opened = false
+  private readonly waiters = new Set<() => void>()
+
+  /** Calls `then` once open (in a microtask of its own: never inside the opener's bookkeeping). */
+  when(then: () => void): Cancel {
+    if (this.opened) {
+      queueMicrotask(then)
+      return () => {}
+    }
+    const waiter = () => then()
+    this.waiters.add(waiter)
+    return () => {
+      this.waiters.delete(waiter)
+    }
+  }
+
+  readonly await: Effect.Effect<void> = Effect.async<void>((resume) => {
+    const cancel = this.when(() => resume(Effect.void))
+    return Effect.sync(cancel)
+  })
+
+  open(): void {
+    if (this.opened) return
+    this.opened = true
+    for (const waiter of this.waiters) queueMicrotask(waiter)
+    this.waiters.clear()
+  }
+}
+
+/**
  * How much may be pending at once.
  *
  * @since 0.2.0
@@ -106,7 +141,7 @@ export type DeliverNow<E> = (batch: Batch, accepted: () => void, done: (failure:
 interface Slot {
   readonly batch: Batch
   /** Opened when the batch may go (undefined: it could go when admitted). */
-  ready: Deferred.Deferred<void> | undefined
+  ready: Gate | undefined
   /** Starts a delivery in callback form held back until now (called when the batch may go). */
   start: (() => void) | undefined
   fiber: Fiber.RuntimeFiber<void, unknown> | undefined
@@ -314,7 +349,7 @@ export const makeScheduler = <E>(options: {
           slot.waiting = false
           waiting--
         }
-        if (slot.ready !== undefined) Deferred.unsafeDone(slot.ready, Exit.void)
+        slot.ready?.open()
         const start = slot.start
         if (start !== undefined) {
           slot.start = undefined
@@ -396,7 +431,7 @@ export const makeScheduler = <E>(options: {
           return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket), heldBack)
         })
       const parts = ticket.item.parts
-      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(Deferred.await(ready), go(undefined))
+      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(ready.await, go(undefined))
       const freeTicket = parts.free
       const freeDone = () => free(conflicts.done(freeTicket))
       // The held part waits like an accepted batch's ingestion: it holds no place among the
@@ -405,19 +440,22 @@ export const makeScheduler = <E>(options: {
       // records/s against a service taking 1-2 s (bench:tracking, terminal).
       const freeTaken = () => placeSent(ticket.item)
       const stillOurs = () => !closed.has(ticket.partition) && (options.owned?.(ticket.partition) ?? true)
-      const mayGo = (gate: Deferred.Deferred<void> | undefined) =>
-        gate === undefined ? Effect.sync(stillOurs) : Effect.map(Deferred.await(gate), stillOurs)
+      const whenMayGo = (gate: Gate | undefined) => (then: (mayGo: boolean) => void): Cancel => {
+        if (gate !== undefined) return gate.when(() => then(stillOurs()))
+        then(stillOurs())
+        return () => {}
+      }
       const heldBack: HeldBack = {
         offsets: parts.held,
-        freeReady: mayGo(freeTicket.item.ready),
-        ready: mayGo(ready),
+        whenFreeReady: whenMayGo(freeTicket.item.ready),
+        whenReady: whenMayGo(ready),
         freeAccepted: options.release === "accepted"
           ? () => {
             freeTaken()
             freeDone()
           }
           : freeTaken,
-        freeEnded: Effect.sync(freeDone)
+        freeEnded: freeDone
       }
       return parts.recorded === undefined ? go(heldBack) : Effect.zipRight(parts.recorded as Effect.Effect<void, E>, go(heldBack))
     }
@@ -437,7 +475,7 @@ export const makeScheduler = <E>(options: {
       }
       const gate: Slot = { ...slot, ready: undefined, start: undefined, waiting: false, parts: undefined }
       const freeTicket = conflicts.add(gate, batch.partition, freeKeys)
-      if (!conflicts.ready(freeTicket)) gate.ready = Deferred.unsafeMake<void>(FiberId.none)
+      if (!conflicts.ready(freeTicket)) gate.ready = new Gate()
       slot.parts = { held: offsets, free: freeTicket, recorded }
       return enter(slot, conflicts.add(slot, batch.partition, heldKeys))
     }
@@ -498,7 +536,7 @@ export const makeScheduler = <E>(options: {
         else slot.start = () => startNow(ticket, deliverNow)
         return Effect.void
       }
-      if (!ready) slot.ready = Deferred.unsafeMake<void>(FiberId.none)
+      if (!ready) slot.ready = new Gate()
       const work = Effect.onExit(deliverWhenReady(ticket), (exit) =>
         Effect.sync(() => {
           // Recorded before the batch's room comes back, so no failure can go unseen.

@@ -30,7 +30,7 @@ import { CommitTracker } from "./internal/commitTracker.js"
 import { Commits } from "./internal/commits.js"
 import { type Limiter, makeLimiter } from "./internal/concurrencyLimit.js"
 import { OutageWatch } from "./internal/outage.js"
-import { deliverInParts, type HeldBack } from "./internal/parts.js"
+import { deliverInParts, deliverInPartsNow, type HeldBack } from "./internal/parts.js"
 import { type Counters, type Gauges, makeCounters, snapshot } from "./internal/progress.js"
 import { pullLoop } from "./internal/pullLoop.js"
 import { makeScheduler, type Scheduler } from "./internal/scheduler.js"
@@ -388,7 +388,7 @@ export const run = <E, R, E2 = never, R2 = never>(
       // Posts in callback form exist only untraced (a traced client has no `attempts`).
       deliverNow: batchWay.emits || postCalls === undefined
         ? undefined
-        : (batch, accepted, done) => deliverAndCompleteNow(batch, accepted, batchWay, postCalls, runtime, done),
+        : (batch, accepted, heldBack, done) => deliverAndCompleteNow(batch, accepted, heldBack, batchWay, postCalls, runtime, done),
       recordParts: (cuts) => commits.recordCuts(cuts),
       roomForParts: (cut) => commits.roomForParts(cut),
       owned: (partition) => commits.owned(partition)
@@ -709,6 +709,7 @@ const counted = (counters: Counters, outcome: Delivered): void => {
 const deliverAndCompleteNow = (
   batch: Batch,
   accepted: () => void,
+  heldBack: HeldBack | undefined,
   run: BatchWay,
   postCalls: Calls,
   runtime: Runtime.Runtime<never>,
@@ -718,20 +719,25 @@ const deliverAndCompleteNow = (
     done(undefined)
     return () => {}
   }
-  let cancel = deliverBatchNow(run.delivery, postCalls, batch, accepted, (outcome) => {
+  const delivered = (outcome: Delivered | undefined | DeliveryError) => {
     if (outcome instanceof DeliveryError) return done(Cause.fail(outcome))
-    const delivered = deliveredBatch(batch, outcome)
+    // The held records were not sent: the partition was taken away meanwhile.
+    if (outcome === undefined) return done(undefined)
+    const unit = deliveredBatch(batch, outcome)
     counted(run.counters, outcome)
-    if (delivered.letters.length === 0) {
-      completed(run, batch, delivered)
+    if (unit.letters.length === 0) {
+      completed(run, batch, unit)
       return done(undefined)
     }
     const interrupt = Runtime.runCallback(runtime)(
-      Effect.zipRight(writeDeadLetters(delivered.letters, run.letters), Effect.sync(() => completed(run, batch, delivered))),
+      Effect.zipRight(writeDeadLetters(unit.letters, run.letters), Effect.sync(() => completed(run, batch, unit))),
       { onExit: (exit) => done(Exit.isSuccess(exit) ? undefined : exit.cause) }
     )
     cancel = () => interrupt()
-  })
+  }
+  let cancel = heldBack === undefined
+    ? deliverBatchNow(run.delivery, postCalls, batch, accepted, delivered)
+    : deliverInPartsNow(run.delivery, postCalls, undefined, batch, heldBack, accepted, delivered)
   return () => cancel()
 }
 

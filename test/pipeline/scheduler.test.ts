@@ -327,7 +327,7 @@ describe("the scheduler", () => {
         cancelled,
         /** Ends batch `from` (with a failure when given). */
         end: (from: number, failure?: string) => pending.get(from)?.(failure),
-        deliverNow: (batch: Batch, accepted: () => void, done: (failure: Cause.Cause<string> | undefined) => void) => {
+        deliverNow: (batch: Batch, accepted: () => void, _heldBack: unknown, done: (failure: Cause.Cause<string> | undefined) => void) => {
           log.push(`start ${batch.partition}${batch.fromSeq}`)
           accepted()
           pending.set(batch.fromSeq, (failure) => {

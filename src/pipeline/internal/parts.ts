@@ -26,8 +26,8 @@
  * @since 0.3.0
  * @internal
  */
-import { Effect } from "effect"
-import type { Cancel } from "../../client/transport.js"
+import { Effect, type Tracer } from "effect"
+import type { Calls, Cancel } from "../../client/transport.js"
 import { type Delivered, type Delivery, DeliveryError, deliverPartNow, postingOf } from "../deliver.js"
 import type { Batch, BatchRecord, KeyValue } from "../vocabulary.js"
 
@@ -147,61 +147,82 @@ export const deliverInParts = (
 ): Effect.Effect<Delivered | undefined, DeliveryError> =>
   Effect.flatMap(postingOf(delivery), ({ calls, span }) =>
     Effect.async<Delivered | undefined, DeliveryError>((resume) => {
-      const parts = splitRecords(batch.records, heldBack.offsets)
-      // A part with no records was never sent (only a recorded split can leave one empty).
-      let taken = parts.free.length === 0 || parts.held.length === 0 ? 1 : 0
-      const oneTaken = () => {
-        if (++taken === 2) accepted()
-      }
-      let over = false
-      const cancels: Array<Cancel> = []
-      const outcomes: [Delivered | undefined, Delivered | undefined] = [undefined, undefined]
-      let left = 2
-      const ended = (which: 0 | 1, outcome: Delivered | DeliveryError | undefined) => {
-        if (over) return
-        if (outcome instanceof DeliveryError) {
-          over = true
-          for (const cancel of cancels) cancel()
-          return resume(Effect.fail(outcome))
-        }
-        outcomes[which] = outcome
-        if (--left > 0) return
-        over = true
-        const [free, held] = outcomes
-        resume(Effect.succeed(free === undefined || held === undefined ? undefined : mergeDelivered(free, held)))
-      }
-      const send = (which: 0 | 1, records: ReadonlyArray<BatchRecord>, taken: () => void, done: (outcome: Delivered | DeliveryError) => void) => {
-        const name = partName(which === 0 ? "free" : "held", records)
-        cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, taken, done))
-      }
-      if (parts.free.length === 0) {
-        heldBack.freeEnded()
-        ended(0, none)
-      } else {
-        cancels.push(heldBack.whenFreeReady((go) => {
-          if (over) return
-          if (!go) return ended(0, undefined)
-          send(0, parts.free, () => {
-            heldBack.freeAccepted()
-            oneTaken()
-          }, (outcome) => {
-            if (!(outcome instanceof DeliveryError)) heldBack.freeEnded()
-            ended(0, outcome)
-          })
-        }))
-      }
-      if (!over) {
-        cancels.push(heldBack.whenReady((go) => {
-          if (over) return
-          if (!go) return ended(1, undefined)
-          if (parts.held.length === 0) return ended(1, none)
-          send(1, parts.held, oneTaken, (outcome) => ended(1, outcome))
-        }))
-      }
-      return Effect.sync(() => {
-        over = true
-        for (const cancel of cancels) cancel()
+      const cancel = deliverInPartsNow(delivery, calls, span, batch, heldBack, accepted, (outcome) =>
+        resume(outcome instanceof DeliveryError ? Effect.fail(outcome) : Effect.succeed(outcome)))
+      return Effect.sync(cancel)
+    }))
+
+/**
+ * `deliverInParts` in callback form, posting through `calls`: `done` is called once, with the
+ * outcome, nothing (not delivered) or the failure, unless cancelled.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const deliverInPartsNow = (
+  delivery: Delivery,
+  calls: Calls,
+  span: Tracer.AnySpan | undefined,
+  batch: Batch,
+  heldBack: HeldBack,
+  accepted: () => void,
+  done: (outcome: Delivered | undefined | DeliveryError) => void
+): Cancel => {
+  const parts = splitRecords(batch.records, heldBack.offsets)
+  // A part with no records was never sent (only a recorded split can leave one empty).
+  let taken = parts.free.length === 0 || parts.held.length === 0 ? 1 : 0
+  const oneTaken = () => {
+    if (++taken === 2) accepted()
+  }
+  let over = false
+  const cancels: Array<Cancel> = []
+  const outcomes: [Delivered | undefined, Delivered | undefined] = [undefined, undefined]
+  let left = 2
+  const ended = (which: 0 | 1, outcome: Delivered | DeliveryError | undefined) => {
+    if (over) return
+    if (outcome instanceof DeliveryError) {
+      over = true
+      for (const cancel of cancels) cancel()
+      return done(outcome)
+    }
+    outcomes[which] = outcome
+    if (--left > 0) return
+    over = true
+    const [free, held] = outcomes
+    done(free === undefined || held === undefined ? undefined : mergeDelivered(free, held))
+  }
+  const send = (which: 0 | 1, records: ReadonlyArray<BatchRecord>, taken: () => void, sent: (outcome: Delivered | DeliveryError) => void) => {
+    const name = partName(which === 0 ? "free" : "held", records)
+    cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, taken, sent))
+  }
+  if (parts.free.length === 0) {
+    heldBack.freeEnded()
+    ended(0, none)
+  } else {
+    cancels.push(heldBack.whenFreeReady((go) => {
+      if (over) return
+      if (!go) return ended(0, undefined)
+      send(0, parts.free, () => {
+        heldBack.freeAccepted()
+        oneTaken()
+      }, (outcome) => {
+        if (!(outcome instanceof DeliveryError)) heldBack.freeEnded()
+        ended(0, outcome)
       })
     }))
+  }
+  if (!over) {
+    cancels.push(heldBack.whenReady((go) => {
+      if (over) return
+      if (!go) return ended(1, undefined)
+      if (parts.held.length === 0) return ended(1, none)
+      send(1, parts.held, oneTaken, (outcome) => ended(1, outcome))
+    }))
+  }
+  return () => {
+    over = true
+    for (const cancel of cancels) cancel()
+  }
+}
 
 const none: Delivered = { ingestionIds: [], sent: 0, accepted: 0, replayed: 0, rejected: [], refused: [] }

@@ -136,7 +136,12 @@ export interface Scheduler<E> {
  * @since 0.3.0
  * @category models
  */
-export type DeliverNow<E> = (batch: Batch, accepted: () => void, done: (failure: Cause.Cause<E> | undefined) => void) => Cancel
+export type DeliverNow<E> = (
+  batch: Batch,
+  accepted: () => void,
+  heldBack: HeldBack | undefined,
+  done: (failure: Cause.Cause<E> | undefined) => void
+) => Cancel
 
 interface Slot {
   readonly batch: Batch
@@ -307,9 +312,10 @@ export const makeScheduler = <E>(options: {
    */
   readonly deliver: (batch: Batch, accepted: () => void, heldBack: HeldBack | undefined) => Effect.Effect<void, E>
   /**
-   * Delivers a batch that goes whole in callback form, without a fiber (a fiber a batch, its
-   * start and its end, cost more than the rest of the batch's way in the runtime: measured on
-   * `bench:pipeline`); batches in parts go through `deliver`.
+   * Delivers a batch in callback form, without a fiber (a fiber a batch, its start and its
+   * end, cost more than the rest of the batch's way in the runtime: measured on
+   * `bench:pipeline`; alive while a batch in parts waits and is followed, some 3,500 fibers
+   * held 100 MB in a keyed run, `bench:tracking` (b)), whole or in parts as `deliver`.
    */
   readonly deliverNow?: DeliverNow<E> | undefined
   /** Records batches' cuts with the splits they go in (several at once), before either part is sent. */
@@ -340,6 +346,7 @@ export const makeScheduler = <E>(options: {
     const byPartition = new Map<string, Set<Ticket<Slot>>>()
     const closed = new Set<string>()
     const splits = yield* groupedWrites(options.recordParts)
+    const runInScope = yield* FiberSet.runtime(running)<never>()
     let waiting = 0
 
     const free = (tickets: ReadonlyArray<Ticket<Slot>>) => {
@@ -397,7 +404,7 @@ export const makeScheduler = <E>(options: {
       if (closed.has(ticket.partition)) return finish(ticket)
       let over = false
       underWay.add(slot)
-      const cancel = deliverNow(slot.batch, accepted(ticket), (failure) => {
+      const cancel = deliverNow(slot.batch, accepted(ticket), slot.parts === undefined ? undefined : heldBackOf(ticket), (failure) => {
         if (over) return
         over = true
         underWay.delete(slot)
@@ -423,15 +430,9 @@ export const makeScheduler = <E>(options: {
       })
     )
 
-    const deliverWhenReady = (ticket: Ticket<Slot>): Effect.Effect<void, E> => {
-      const ready = ticket.item.ready
-      const go = (heldBack: HeldBack | undefined) =>
-        Effect.suspend(() => {
-          ticket.item.started = true
-          return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket), heldBack)
-        })
-      const parts = ticket.item.parts
-      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(ready.await, go(undefined))
+    /** What a batch in parts is told of its two parts: the held offsets, when each may go, what to say when. */
+    const heldBackOf = (ticket: Ticket<Slot>): HeldBack => {
+      const parts = ticket.item.parts!
       const freeTicket = parts.free
       const freeDone = () => free(conflicts.done(freeTicket))
       // The held part waits like an accepted batch's ingestion: it holds no place among the
@@ -445,10 +446,10 @@ export const makeScheduler = <E>(options: {
         then(stillOurs())
         return () => {}
       }
-      const heldBack: HeldBack = {
+      return {
         offsets: parts.held,
         whenFreeReady: whenMayGo(freeTicket.item.ready),
-        whenReady: whenMayGo(ready),
+        whenReady: whenMayGo(ticket.item.ready),
         freeAccepted: options.release === "accepted"
           ? () => {
             freeTaken()
@@ -457,6 +458,18 @@ export const makeScheduler = <E>(options: {
           : freeTaken,
         freeEnded: freeDone
       }
+    }
+
+    const deliverWhenReady = (ticket: Ticket<Slot>): Effect.Effect<void, E> => {
+      const ready = ticket.item.ready
+      const go = (heldBack: HeldBack | undefined) =>
+        Effect.suspend(() => {
+          ticket.item.started = true
+          return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket), heldBack)
+        })
+      const parts = ticket.item.parts
+      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(ready.await, go(undefined))
+      const heldBack = heldBackOf(ticket)
       return parts.recorded === undefined ? go(heldBack) : Effect.zipRight(parts.recorded as Effect.Effect<void, E>, go(heldBack))
     }
 
@@ -537,6 +550,23 @@ export const makeScheduler = <E>(options: {
         return Effect.void
       }
       if (!ready) slot.ready = new Gate()
+      if (deliverNow !== undefined) {
+        // In parts: each part waits at its own gate; both once the split is recorded (a fresh
+        // split), which a fiber of the scope waits for (the write is short, the parts' wait is not).
+        const recorded = slot.parts!.recorded
+        if (recorded === undefined) {
+          startNow(ticket, deliverNow)
+          return Effect.void
+        }
+        runInScope(Effect.matchCause(recorded as Effect.Effect<void, E>, {
+          onSuccess: () => startNow(ticket, deliverNow),
+          onFailure: (cause) => {
+            if (!Cause.isInterruptedOnly(cause)) Deferred.unsafeDone(failed, Exit.failCause(cause))
+            finish(ticket)
+          }
+        }))
+        return Effect.void
+      }
       const work = Effect.onExit(deliverWhenReady(ticket), (exit) =>
         Effect.sync(() => {
           // Recorded before the batch's room comes back, so no failure can go unseen.

@@ -28,6 +28,7 @@
 // Options: --rounds N  --records N  --terminal-records N  --processing MIN-MAXms (1000-2000ms)
 //          --concurrency N|fixed:N (16, the library's default)  --max-pending N (4096, the library's default)
 //          --only plain,processing,accepted,terminal   --sender-node-args="…" (e.g. --cpu-prof …)
+//          --server-node-args="…" (the same for the reference servers)
 //          --keep (the temporary directory)  --json FILE (every run)
 // records/s is the sender's: from the start of `run` to its end (the last ingestion terminal and
 // committed), module loading excluded. A run with processing time cannot end before its last
@@ -61,6 +62,7 @@ const { values: args } = parseArgs({
     "max-pending": { type: "string", default: "4096" },
     only: { type: "string", default: "plain,processing,accepted,terminal" },
     "sender-node-args": { type: "string", default: "" },
+    "server-node-args": { type: "string", default: "" },
     keep: { type: "boolean", default: false },
     json: { type: "string" }
   }
@@ -120,6 +122,7 @@ const startReferenceServer = (processing) =>
     processing ? "reference server (processing)" : "reference server",
     [
       process.execPath,
+      ...args["server-node-args"].split(" ").filter(Boolean),
       here("../bin/tributary.js"),
       "serve",
       "--host",

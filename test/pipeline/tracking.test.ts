@@ -208,6 +208,58 @@ describe("the tracker over a scripted service", () => {
       }).pipe(Effect.scoped), 10_000)
   }
 
+  it.live("more pending than a page holds: the older pages are read too (every 250 ms at most), and none is read by detail while they show it pending", () =>
+    Effect.gen(function*() {
+      const wire = ingestWire("v2", 1)
+      const started = Date.now()
+      const endsAt = 1_500
+      const ids = Array.from({ length: 250 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
+      const reads: Array<{ at: number; what: string }> = []
+      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
+      const reply = (body: unknown): Reply => ({ status: 200, headers: {}, text: JSON.stringify({ data: body }) })
+      const newestFirst = [...ids].reverse()
+      const answer = (exchange: Exchange): Reply => {
+        const at = Date.now() - started
+        const url = new URL(exchange.path, "http://service")
+        if (url.pathname.endsWith("/ingestions")) {
+          const page = Number(url.searchParams.get("page"))
+          reads.push({ at, what: `list ${page}` })
+          const items = newestFirst.slice(page * 100, page * 100 + 100).map((id) => ({ id, status: status(), initiatedAt: null, initiatedBy: null, duration: null }))
+          return reply({ items, pagination: { page, pageSize: 100, totalItems: ids.length, totalPages: 3 } })
+        }
+        reads.push({ at, what: "detail" })
+        return reply({
+          id: url.pathname.split("/").at(-1),
+          status: status(),
+          initiatedAt: null,
+          initiatedBy: null,
+          duration: null,
+          summary: {
+            ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 },
+            dataset: null
+          },
+          errors: []
+        })
+      }
+      const tracker = yield* makeTracker({
+        wire,
+        poll: { initial: "20 millis", max: "1 second" },
+        exchanges: (exchange) => Effect.sync(() => answer(exchange))
+      })
+      const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
+      expect(ended.every((detail) => detail._tag === "Succeeded")).toBe(true)
+      const details = reads.filter((r) => r.what === "detail")
+      const older = reads.filter((r) => r.what === "list 1" || r.what === "list 2")
+      // Without the older pages, the 150 they hold were read by detail while pending, ten times each.
+      expect(details.filter((r) => r.at < endsAt).length).toBe(0)
+      expect(details.length).toBe(ids.length)
+      expect(older.length).toBeGreaterThan(0)
+      // Spaced: at most one round of older pages each 250 ms (two pages a round here).
+      const rounds = reads.filter((r) => r.what === "list 1").map((r) => r.at)
+      for (let i = 1; i < rounds.length; i++) expect(rounds[i]! - rounds[i - 1]!).toBeGreaterThanOrEqual(240)
+      expect(tracker.pending()).toBe(0)
+    }).pipe(Effect.scoped), 10_000)
+
   it.live("a poller that stops on a defect fails every ingestion it followed, and any followed after, instead of leaving them waiting", () =>
     Effect.gen(function*() {
       const wire = ingestWire("v2", 1)

@@ -120,6 +120,10 @@ export interface IngestWire {
    * page 0 of 100 (its largest page); v1 the bare route, whose defaults are page 1 of 100.
    */
   readonly listPath: string
+  /** The list's page `index` (0: `listPath`), of the same size, older ingestions each page. */
+  readonly listPage: (index: number) => string
+  /** How many ingestions a full page of the list holds. */
+  readonly listPageSize: number
   /** The statuses an ingestion does not leave. */
   readonly terminal: ReadonlySet<string>
   /** The ingestion id of a 200 answer to the POST; undefined for an answer of the wrong shape. */
@@ -211,7 +215,7 @@ const queryOf = <A>(schema: Option.Option<Schema.Schema<A, unknown>>, value: A):
   return query === "" ? "" : `?${query}`
 }
 
-const routes = (ingest: string, getIngestion: string, listIngestions: string, listQuery: string) => ({
+const routes = (ingest: string, getIngestion: string, listIngestions: string, listQuery: (index: number) => string) => ({
   data: pieces(ingest, 1),
   detail: pieces(getIngestion, 2),
   list: pieces(listIngestions, 1),
@@ -223,19 +227,22 @@ const v2FirstPage = 0
 const v2List = endpointOf(V2.V2Datasets, "listIngestions")
 const v2ListParams: HttpApiEndpoint.HttpApiEndpoint.UrlParams<typeof v2List> = { page: v2FirstPage, pageSize: MaxPageSize }
 
+const v1List = endpointOf(V1.V1Datasets, "listIngestions")
+
 const paths = {
   v1: routes(
     endpointOf(V1.V1Datasets, "ingest").path,
     endpointOf(V1.V1Datasets, "getIngestion").path,
-    endpointOf(V1.V1Datasets, "listIngestions").path,
-    // Its defaults (page 1 of 100) are what is wanted; v1 clients send none.
-    ""
+    v1List.path,
+    // The first page: its defaults (page 1 of 100) are what is wanted; v1 clients send none.
+    // Later ones by number (from 1), of the default size.
+    (index) => (index === 0 ? "" : queryOf(v1List.urlParamsSchema, { page: index + 1 }))
   ),
   v2: routes(
     endpointOf(V2.V2Datasets, "ingest").path,
     endpointOf(V2.V2Datasets, "getIngestion").path,
     v2List.path,
-    queryOf(v2List.urlParamsSchema, v2ListParams)
+    (index) => queryOf(v2List.urlParamsSchema, { ...v2ListParams, page: v2FirstPage + index })
   )
 }
 
@@ -471,7 +478,9 @@ export const ingestWire = (api: "v1" | "v2", datasetId: string | number): Ingest
     api,
     dataPath: `${dataHead}${dataset}${dataTail}`,
     detailPath: (ingestionId) => `${detailPrefix}${segment(ingestionId)}${detailTail}`,
-    listPath: `${listHead}${dataset}${listTail}${route.listQuery}`,
+    listPath: `${listHead}${dataset}${listTail}${route.listQuery(0)}`,
+    listPage: (index) => `${listHead}${dataset}${listTail}${route.listQuery(index)}`,
+    listPageSize: MaxPageSize,
     terminal: terminalStatuses[api],
     ...readers[api],
     readProblem

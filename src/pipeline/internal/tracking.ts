@@ -84,6 +84,16 @@ interface Entry {
 }
 
 /**
+ * How often the list's pages past the first are read, and how many at most: an ingestion past
+ * the first page is otherwise followed by its detail on its own backoff, some ten reads for an
+ * ingestion that stays pending 2-3 s. With about 3,000 pending (a keyed run in parts against a
+ * service taking 1-2 s per ingestion, `bench:tracking` (b)), those reads were most of the
+ * service's work on the polls.
+ */
+const deepListMillis = 250
+const deepPages = 20
+
+/**
  * A tracker whose poller lives as long as the scope.
  *
  * @since 0.2.0
@@ -109,6 +119,9 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     let listAt = 0
     // When the latest list was read (entries that arrived later are not in it yet).
     let listedAt = -1
+    // When the list's older pages were last read, and when they may be next.
+    let deepListedAt = Number.NEGATIVE_INFINITY
+    let deepAt = 0
 
     const settle = (entry: Entry, outcome: Terminal | string) => {
       entries.delete(entry.id)
@@ -189,21 +202,40 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
 
     const listExchanges = options.calls === undefined ? exchanges : exchangesOf(options.calls)
 
-    /** The pending entries the list shows ended, and those it shows pending; undefined: no list. */
-    const readList = Effect.map(Effect.either(listExchanges({ method: "GET", path: wire.listPath })), (reply) => {
-      if (reply._tag === "Left" || reply.right.status !== 200) return undefined
-      const items = wire.readList(reply.right.text)
-      if (items === undefined) return undefined
-      const ended: Array<Entry> = []
-      const shown = new Set<Entry>()
-      for (const item of items) {
-        const entry = entries.get(item.id)
-        if (entry === undefined) continue
-        shown.add(entry)
-        if (item.terminal) ended.push(entry)
+    /**
+     * The pending entries a page of the list shows ended, those it shows pending, and how many
+     * items it held; undefined: no list.
+     */
+    const readList = (path: string) =>
+      Effect.map(Effect.either(listExchanges({ method: "GET", path })), (reply) => {
+        if (reply._tag === "Left" || reply.right.status !== 200) return undefined
+        const items = wire.readList(reply.right.text)
+        if (items === undefined) return undefined
+        const ended: Array<Entry> = []
+        const shown = new Set<Entry>()
+        for (const item of items) {
+          const entry = entries.get(item.id)
+          if (entry === undefined) continue
+          shown.add(entry)
+          if (item.terminal) ended.push(entry)
+        }
+        return { ended, shown, size: items.length }
+      })
+
+    /**
+     * Whether the latest lists showed the entry, or it came after them: it needs no detail
+     * read until a list shows it ended (or one should have shown it and did not).
+     */
+    const lastShown = (entry: Entry): boolean =>
+      entry.shownAt === listedAt || entry.shownAt === deepListedAt || entry.arrivedAt >= listedAt
+
+    /** Whether an entry the lists read at `at` should have shown is still unseen. */
+    const unseenBefore = (at: number): boolean => {
+      for (const entry of entries.values()) {
+        if (entry.arrivedAt < at && entry.shownAt !== at) return true
       }
-      return { ended, shown }
-    })
+      return false
+    }
 
     /**
      * One round: the list when it is due, then the details due; answers how many ended. What
@@ -212,23 +244,38 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     const round = (now: number, polled?: Map<Entry, boolean>): Effect.Effect<number> =>
       Effect.gen(function*() {
         const toRead = new Set<Entry>()
+        const take = (found: { readonly ended: ReadonlyArray<Entry>; readonly shown: ReadonlySet<Entry> }) => {
+          for (const entry of found.ended) toRead.add(entry)
+          for (const entry of found.shown) {
+            entry.shownAt = now
+            polled?.set(entry, false)
+          }
+        }
         if (lists && now >= listAt) {
-          const found = yield* readList
+          const found = yield* readList(wire.listPath)
           if (found === undefined) {
             lists = false
           } else {
             listedAt = now
-            for (const entry of found.ended) toRead.add(entry)
-            for (const entry of found.shown) {
-              entry.shownAt = now
-              polled?.set(entry, false)
+            take(found)
+            // Older pages, at most every `deepListMillis`, while entries that should be on
+            // them are unseen and the pages are full.
+            if (now >= deepAt && found.size >= wire.listPageSize && unseenBefore(now)) {
+              deepAt = now + deepListMillis
+              deepListedAt = now
+              for (let page = 1; page <= deepPages; page++) {
+                const older = yield* readList(wire.listPage(page))
+                if (older === undefined) break
+                take(older)
+                if (older.size < wire.listPageSize || !unseenBefore(now)) break
+              }
             }
           }
         }
         for (const entry of entries.values()) {
-          // With lists, a detail is read only for one the latest list should have shown and did
-          // not (more than a page pending, or pushed down by other writers).
-          if (lists && (entry.shownAt === listedAt || entry.arrivedAt >= listedAt)) continue
+          // With lists, a detail is read only for one the latest lists should have shown and
+          // did not (more pending than their pages hold, or pushed down by other writers).
+          if (lists && lastShown(entry)) continue
           if (entry.nextAt <= now) toRead.add(entry)
         }
         if (toRead.size === 0) return 0
@@ -263,7 +310,7 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker, nev
     const nextDue = () => {
       let due = lists ? listAt : Infinity
       for (const entry of entries.values()) {
-        if (lists && (entry.shownAt === listedAt || entry.arrivedAt >= listedAt)) continue
+        if (lists && lastShown(entry)) continue
         if (entry.nextAt < due) due = entry.nextAt
       }
       return due

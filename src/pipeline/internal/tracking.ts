@@ -1,10 +1,12 @@
 /**
  * Following accepted ingestions to their end, many at once: one poller per run reads the
- * dataset's list of ingestions (newest first, its first page of 100) to learn which of the
- * pending ones ended, and reads the detail of those only (their counts and rejected records).
- * An ingestion the list does not show (more than a page pending, or other writers pushed it
- * down) and every ingestion of a service whose list cannot be read is polled by its detail on
- * its own backoff: from `initial` after its acceptance, 1.5x per poll, at most `max`.
+ * dataset's list of ingestions (newest first, its first page of 100; its older pages too, up
+ * to `deepPages`, at most every `deepListMillis`, while more are pending than the first page
+ * shows) to learn which of the pending ones ended, and reads the detail of those only (their
+ * counts and rejected records). An ingestion the lists do not show (more pending than their
+ * pages hold, or other writers pushed it down) and every ingestion of a service whose list
+ * cannot be read is polled by its detail on its own backoff: from `initial` after its
+ * acceptance, 1.5x per poll, at most `max`.
  *
  * Why: polling each ingestion's detail on its own backoff cost about 10 requests an ingestion
  * against a service that takes 1.5 s to process one, and each poll held a place among the

@@ -524,6 +524,24 @@ describe("ingestWire", () => {
       expect(wire.listPath).toBe(requestPath((h) => Effect.flatMap(group(h), (c) => c.listIngestions({ path: { datasetId }, urlParams: {} }))))
     })
 
+    it.prop("any page of the list: the listIngestions endpoint's path for that page (v2 from 0 at the largest size, v1 from 1 at its default)", [uuids, fc.integer({ min: 0, max: 10_000 })], ([given, index]) => {
+      const { id } = Schema.decodeUnknownSync(DatasetIdPath)({ id: given })
+      const v2 = ingestWire("v2", id)
+      const v2Group = (httpClient: HttpClient.HttpClient) => HttpApiClient.group(V2Api, { group: "v2Datasets", httpClient, baseUrl })
+      expect(v2.listPage(index)).toBe(requestPath((h) =>
+        Effect.flatMap(v2Group(h), (c) => c.listIngestions({ path: { id }, urlParams: { page: index, pageSize: MaxPageSize } }))
+      ))
+      const { datasetId } = Schema.decodeUnknownSync(V1.DatasetPath)({ datasetId: given })
+      const v1 = ingestWire("v1", datasetId)
+      const v1Group = (httpClient: HttpClient.HttpClient) => HttpApiClient.group(V1.V1Api, { group: "v1Datasets", httpClient, baseUrl })
+      expect(v1.listPage(index)).toBe(requestPath((h) =>
+        Effect.flatMap(v1Group(h), (c) => c.listIngestions({ path: { datasetId }, urlParams: index === 0 ? {} : { page: index + 1 } }))
+      ))
+      expect(v2.listPage(0)).toBe(v2.listPath)
+      expect(v1.listPage(0)).toBe(v1.listPath)
+      expect([v1.listPageSize, v2.listPageSize]).toEqual([100, MaxPageSize])
+    })
+
     it("the list queries ask for the contract's first page, of the largest size v2 gives", () => {
       const query = (path: string) => Object.fromEntries(new URL(path, "http://contract.test").searchParams)
       const v2Params = Option.getOrThrow(contract.v2.listIngestions.urlParamsSchema)
@@ -598,6 +616,9 @@ layer(serverLayer(), { excludeTestServices: true })("ingestWire against the refe
       // Newest first.
       expect(list?.map((i) => i.id)).toEqual([second, first])
       expect(list?.every((i) => i.terminal && i.status === "success")).toBe(true)
+      // The next page is a page of the list too: empty here.
+      const older = yield* Effect.orDie(client.exchanges({ method: "GET", path: wire.listPage(1) }))
+      expect([older.status, wire.readList(older.text)]).toEqual([200, []])
 
       const missing = yield* Effect.orDie(client.exchanges({ method: "GET", path: wire.detailPath(randomUUID()) }))
       expect(missing.status).toBe(404)
@@ -635,6 +656,9 @@ layer(serverLayer(), { excludeTestServices: true })("ingestWire against the refe
       const list = wire.readList(listed.text)
       expect(list?.map((i) => i.id)).toEqual([second, first])
       expect(list?.every((i) => i.terminal && i.status === "success")).toBe(true)
+      // The next page is a page of the list too: empty here.
+      const older = yield* Effect.orDie(client.exchanges({ method: "GET", path: wire.listPage(1) }))
+      expect([older.status, wire.readList(older.text)]).toEqual([200, []])
 
       const missing = yield* Effect.orDie(client.exchanges({ method: "GET", path: wire.detailPath(randomUUID()) }))
       expect(missing.status).toBe(404)

@@ -257,9 +257,11 @@ class CutsByStart {
 export const readCheckpointFile = (path: string): Effect.Effect<Checkpoint, CheckpointError> =>
   Effect.zipWith(readMainFile(path), readTextFile(journalPath(path)), (checkpoint, text) => {
     if (text === undefined || text === "") return checkpoint
+    const cuts = new CutsByStart(checkpoint.cuts)
+    for (const line of journalLines(text)) cuts.add(line)
     // A crash between a commit's write and the journal's emptying leaves cuts it has passed.
-    const merged = journalLines(text).reduce(withCuts, checkpoint)
-    return { ...merged, cuts: merged.cuts.filter((cut) => !(cut.last <= (merged.positions[cut.partition]?.offset ?? -Infinity))) }
+    for (const position of Object.values(checkpoint.positions)) cuts.commit(position)
+    return { ...checkpoint, cuts: cuts.list() }
   })
 
 /**

@@ -150,6 +150,29 @@ describe("tracking apart from sending", () => {
   })
 })
 
+/** A scripted v2 service's answers: a page of the list, an ingestion's detail (one record stored). */
+const scripted = {
+  reply: (body: unknown): Reply => ({ status: 200, headers: {}, text: JSON.stringify({ data: body }) }),
+  page: (ids: ReadonlyArray<string>, page: number, total: number, status: string): Reply =>
+    scripted.reply({
+      items: ids.map((id) => ({ id, status, initiatedAt: null, initiatedBy: null, duration: null })),
+      pagination: { page, pageSize: 100, totalItems: total, totalPages: Math.ceil(total / 100) }
+    }),
+  detail: (id: string, status: string): Reply =>
+    scripted.reply({
+      id,
+      status,
+      initiatedAt: null,
+      initiatedBy: null,
+      duration: null,
+      summary: {
+        ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 },
+        dataset: null
+      },
+      errors: []
+    })
+}
+
 describe("the tracker over a scripted service", () => {
   for (const form of ["exchanges", "calls"] as const) {
     it.live(`an ingestion the list shows pending is not read by detail: one detail each, once the list shows it ended (reads as ${form})`, () =>
@@ -160,29 +183,16 @@ describe("the tracker over a scripted service", () => {
         const ids = Array.from({ length: 5 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`)
         const reads: Array<{ at: number; what: string }> = []
         const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
-        const reply = (body: unknown): Reply => ({ status: 200, headers: {}, text: JSON.stringify({ data: body }) })
         // Answered when asked, not when an effect is made: the tracker makes its list read once.
         const answer = (exchange: Exchange): Reply => {
           const at = Date.now() - started
           if (exchange.path === wire.listPath) {
             reads.push({ at, what: "list" })
-            const items = ids.map((id) => ({ id, status: status(), initiatedAt: null, initiatedBy: null, duration: null }))
-            return reply({ items, pagination: { page: 0, pageSize: 100, totalItems: ids.length, totalPages: 1 } })
+            return scripted.page(ids, 0, ids.length, status())
           }
           const id = exchange.path.split("/").at(-1)!
           reads.push({ at, what: `detail ${id.slice(-1)}` })
-          return reply({
-            id,
-            status: status(),
-            initiatedAt: null,
-            initiatedBy: null,
-            duration: null,
-            summary: {
-              ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 },
-              dataset: null
-            },
-            errors: []
-          })
+          return scripted.detail(id, status())
         }
         const calls: Calls = (exchange, done) => {
           const timer = setTimeout(() => done(answer(exchange)), 1)
@@ -216,7 +226,6 @@ describe("the tracker over a scripted service", () => {
       const ids = Array.from({ length: 250 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
       const reads: Array<{ at: number; what: string }> = []
       const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
-      const reply = (body: unknown): Reply => ({ status: 200, headers: {}, text: JSON.stringify({ data: body }) })
       const newestFirst = [...ids].reverse()
       const answer = (exchange: Exchange): Reply => {
         const at = Date.now() - started
@@ -224,22 +233,10 @@ describe("the tracker over a scripted service", () => {
         if (url.pathname.endsWith("/ingestions")) {
           const page = Number(url.searchParams.get("page"))
           reads.push({ at, what: `list ${page}` })
-          const items = newestFirst.slice(page * 100, page * 100 + 100).map((id) => ({ id, status: status(), initiatedAt: null, initiatedBy: null, duration: null }))
-          return reply({ items, pagination: { page, pageSize: 100, totalItems: ids.length, totalPages: 3 } })
+          return scripted.page(newestFirst.slice(page * 100, page * 100 + 100), page, ids.length, status())
         }
         reads.push({ at, what: "detail" })
-        return reply({
-          id: url.pathname.split("/").at(-1),
-          status: status(),
-          initiatedAt: null,
-          initiatedBy: null,
-          duration: null,
-          summary: {
-            ingestion: { receivedRecordCount: 1, appendedRecordCount: 1, overwrittenRecordCount: 0, rejectedRecordCount: 0 },
-            dataset: null
-          },
-          errors: []
-        })
+        return scripted.detail(url.pathname.split("/").at(-1)!, status())
       }
       const tracker = yield* makeTracker({
         wire,

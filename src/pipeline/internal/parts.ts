@@ -191,9 +191,9 @@ export const deliverInPartsNow = (
     const [free, held] = outcomes
     done(free === undefined || held === undefined ? undefined : mergeDelivered(free, held))
   }
-  const send = (which: 0 | 1, records: ReadonlyArray<BatchRecord>, taken: () => void, sent: (outcome: Delivered | DeliveryError) => void) => {
+  const send = (which: 0 | 1, records: ReadonlyArray<BatchRecord>, onTaken: () => void, sent: (outcome: Delivered | DeliveryError) => void) => {
     const name = partName(which === 0 ? "free" : "held", records)
-    cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, taken, sent))
+    cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, onTaken, sent))
   }
   if (parts.free.length === 0) {
     heldBack.freeEnded()

@@ -58,10 +58,13 @@ class Gate {
     }
   }
 
-  readonly await: Effect.Effect<void> = Effect.async<void>((resume) => {
-    const cancel = this.when(() => resume(Effect.void))
-    return Effect.sync(cancel)
-  })
+  /** Waits until open (made only for a batch delivered on a fiber). */
+  wait(): Effect.Effect<void> {
+    return Effect.async<void>((resume) => {
+      const cancel = this.when(() => resume(Effect.void))
+      return Effect.sync(cancel)
+    })
+  }
 
   open(): void {
     if (this.opened) return
@@ -468,7 +471,7 @@ export const makeScheduler = <E>(options: {
           return closed.has(ticket.partition) ? Effect.void : options.deliver(ticket.item.batch, accepted(ticket), heldBack)
         })
       const parts = ticket.item.parts
-      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(ready.await, go(undefined))
+      if (parts === undefined) return ready === undefined ? go(undefined) : Effect.zipRight(ready.wait(), go(undefined))
       const heldBack = heldBackOf(ticket)
       return parts.recorded === undefined ? go(heldBack) : Effect.zipRight(parts.recorded as Effect.Effect<void, E>, go(heldBack))
     }

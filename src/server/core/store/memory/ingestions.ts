@@ -10,7 +10,8 @@ import { writeRows } from "../rowLedger.js"
 import { type ClaimedIngestion, type Dataset, type Ingestion, statsOf } from "../Store.js"
 import { IdempotencyKeyReused } from "../../errors.js"
 import type { IngestionStoreService } from "../ports/ingestions.js"
-import { type MemoryState, type Pending, takeable, type IdempotencyEntry, slice, afterIo } from "./state.js"
+import type { IdempotencyEntry } from "./idempotencyKeys.js"
+import { type MemoryState, type Pending, takeable, slice, afterIo } from "./state.js"
 
 /**
  * The port over `state`.
@@ -182,21 +183,17 @@ export const make = (state: MemoryState): IngestionStoreService => {
           if (Exit.isFailure(exit)) return yield* port.once({ fingerprint, key, scope, windowMillis }, execute)
           return { answer: exit.value as any, replayed: true }
         }
-        if (idempotency.size > 10_000) {
-          for (const [k, entry] of idempotency) {
-            if (entry.storedAt !== undefined && now - entry.storedAt > windowMillis) idempotency.delete(k)
-          }
-        }
+        idempotency.sweep(now)
         // Claimed in the same synchronous step as the lookup: concurrent requests cannot both claim.
-        const entry: IdempotencyEntry = { fingerprint, answer: Deferred.unsafeMake(fiberId), storedAt: undefined }
-        idempotency.set(scope, entry)
+        const entry: IdempotencyEntry = { fingerprint, answer: Deferred.unsafeMake(fiberId), storedAt: undefined, windowMillis }
+        idempotency.claim(scope, entry)
         // Settled however the request ends, so waiters never hang: a success is kept,
         // anything else frees the key.
         const answer = yield* execute.pipe(
           Effect.onExit((exit) =>
             Effect.flatMap(Clock.currentTimeMillis, (settledAt) => {
-              if (Exit.isSuccess(exit)) entry.storedAt = settledAt
-              else if (idempotency.get(scope) === entry) idempotency.delete(scope)
+              if (Exit.isSuccess(exit)) idempotency.stored(scope, entry, settledAt)
+              else idempotency.release(scope, entry)
               return Deferred.done(entry.answer, exit as Exit.Exit<unknown, unknown>)
             })
           )

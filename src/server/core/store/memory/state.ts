@@ -10,11 +10,12 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, Option, Queue } from "effect"
+import { Effect, Option, Queue } from "effect"
 import { primaryKeyOf, type Row } from "../../../../records.js"
 import { canSee } from "../../permissions.js"
 import { matchesSearch, sortedBy } from "../order.js"
 import { type RowLedger } from "../rowLedger.js"
+import { IdempotencyKeys } from "./idempotencyKeys.js"
 import {
   type Account,
   type ClaimedIngestion,
@@ -147,16 +148,6 @@ export const takeable = (entry: Pending, now: number) =>
   (entry.owner === undefined || entry.leaseUntil <= now) && entry.dueAt <= now
 
 /**
- * @since 0.1.0
- * @category models
- */
-export interface IdempotencyEntry {
-  readonly fingerprint: string
-  readonly answer: Deferred.Deferred<unknown, unknown>
-  storedAt: number | undefined
-}
-
-/**
  * Merges `patch` into the entry under `id`, in place: the entry as it is now, or none when
  * there is no such entry (every port's update of one entity).
  *
@@ -232,7 +223,7 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
   const pending = new Map<string, Pending>()
   // Each dataset's pending ingestions in acceptance order; only datasets with some.
   const queues = new Map<string, Array<Pending>>()
-  const idempotency = new Map<string, IdempotencyEntry>()
+  const idempotency = new IdempotencyKeys()
   const invoices = new Map<number, ReadonlyArray<Invoice>>()
   /** Called with the id of each dataset removed (with its data source or alone). */
   const datasetRemoved = new Set<(datasetId: string) => void>()

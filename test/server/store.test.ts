@@ -435,6 +435,30 @@ const conformance = (kind: StoreKind) =>
         expect((yield* store.listDatasets({ viewer: admin, ...all })).totalItems).toBe(0)
       })))
 
+    it.effect("a dataset's ingestions are listed newest first, page by page, apart from another's made in between", () =>
+      run(Effect.gen(function*() {
+        const { dataSource, org, store } = yield* world
+        const a = yield* store.createDataset(newDataset(org.id, dataSource.id, "a"))
+        const b = yield* store.createDataset(newDataset(org.id, dataSource.id, "b"))
+        const made: Record<string, Array<string>> = { [a.id]: [], [b.id]: [] }
+        for (let i = 0; i < 7; i++) {
+          for (const dataset of i % 3 === 0 ? [a, b] : [a]) {
+            made[dataset.id]!.push((yield* store.createIngestion({ datasetId: dataset.id, initiatedBy: { id: 1, name: "Ada" } }, [{ id: i }])).id)
+          }
+        }
+        const newestFirst = [...made[a.id]!].reverse()
+        const pages = []
+        for (let offset = 0; offset < 9; offset += 3) pages.push(yield* store.listIngestions(a.id, { offset, limit: 3 }))
+        expect(pages.map((page) => page.items.map((i) => i.id))).toEqual([newestFirst.slice(0, 3), newestFirst.slice(3, 6), newestFirst.slice(6)])
+        expect(pages.map((page) => page.totalItems)).toEqual([7, 7, 7])
+        expect((yield* store.listIngestions(b.id, { offset: 0, limit: 10 })).items.map((i) => i.id)).toEqual([...made[b.id]!].reverse())
+        expect((yield* store.listIngestions(a.id, { offset: 20, limit: 3 })).items).toEqual([])
+        // A dataset removed takes its ingestions out of the lists; the other's stay.
+        yield* store.deleteDataset(b.id)
+        expect(yield* store.listIngestions(b.id, { offset: 0, limit: 10 })).toEqual({ items: [], totalItems: 0 })
+        expect((yield* store.listIngestions(a.id, { offset: 0, limit: 10 })).totalItems).toBe(7)
+      })))
+
     it.effect("duplicate copies schema, settings and rows; updates change only what they name", () =>
       run(Effect.gen(function*() {
         const { dataSource, org, store } = yield* world

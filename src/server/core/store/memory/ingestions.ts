@@ -21,7 +21,7 @@ import { type MemoryState, type Pending, takeable, slice, afterIo } from "./stat
  */
 export const make = (state: MemoryState): IngestionStoreService => {
   const {
-    wakeUp, datasets, storedRows, ingestions, pending, queues, idempotency, acceptance,
+    wakeUp, datasets, storedRows, ingestions, ingestionsByDataset, pending, queues, idempotency, acceptance,
     setIngestion, holds, finish
   } = state
   const port: IngestionStoreService = {
@@ -43,6 +43,9 @@ export const make = (state: MemoryState): IngestionStoreService => {
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const ingestion = newIngestion(input, records, now)
         ingestions.set(ingestion.id, ingestion)
+        const ofDataset = ingestionsByDataset.get(ingestion.datasetId)
+        if (ofDataset === undefined) ingestionsByDataset.set(ingestion.datasetId, [ingestion.id])
+        else ofDataset.push(ingestion.id)
         const delay = input.processingDelayMillis
         const entry: Pending = {
           id: ingestion.id,
@@ -73,14 +76,24 @@ export const make = (state: MemoryState): IngestionStoreService => {
         return Effect.as(Queue.offer(wakeUp, undefined), ingestion)
       }),
     ingestion: (id) => Effect.sync(() => Option.fromNullable(ingestions.get(id))),
-    listIngestions: (datasetId, query) =>
-      Effect.sync(() => slice([...ingestions.values()].filter((i) => i.datasetId === datasetId).reverse(), query)),
+    listIngestions: (datasetId, { limit, offset }) =>
+      Effect.sync(() => {
+        // Newest first: the page is read from the end of the dataset's ids.
+        const ids = ingestionsByDataset.get(datasetId) ?? []
+        const items: Array<Ingestion> = []
+        for (let i = ids.length - 1 - offset; i >= 0 && items.length < limit; i--) items.push(ingestions.get(ids[i]!)!)
+        return { items, totalItems: ids.length }
+      }),
     finishedIngestions: (datasetId) =>
-      Effect.sync(() =>
-        [...ingestions.values()]
-          .filter((i) => i.datasetId === datasetId && (i.status === "success" || i.status === "failed"))
-          .reverse()
-      ),
+      Effect.sync(() => {
+        const ids = ingestionsByDataset.get(datasetId) ?? []
+        const finished: Array<Ingestion> = []
+        for (let i = ids.length - 1; i >= 0; i--) {
+          const ingestion = ingestions.get(ids[i]!)!
+          if (ingestion.status === "success" || ingestion.status === "failed") finished.push(ingestion)
+        }
+        return finished
+      }),
     claimIngestions: (owner, leaseMillis, max) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         // The dataset whose oldest pending ingestion can be taken and waits longest; a

@@ -220,6 +220,10 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
   const datasets = new Map<string, Dataset>()
   const storedRows = new Map<string, StoredRows>()
   const ingestions = new Map<string, Ingestion>()
+  // Each dataset's ingestion ids in the order they were made: a list of one dataset's
+  // ingestions walked every ingestion of every dataset (the tracker lists a busy dataset's
+  // several times a second).
+  const ingestionsByDataset = new Map<string, Array<string>>()
   const pending = new Map<string, Pending>()
   // Each dataset's pending ingestions in acceptance order; only datasets with some.
   const queues = new Map<string, Array<Pending>>()
@@ -259,12 +263,11 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
     datasets.delete(id)
     storedRows.delete(id)
     for (const listener of datasetRemoved) listener(id)
-    for (const ingestion of ingestions.values()) {
-      if (ingestion.datasetId === id) {
-        ingestions.delete(ingestion.id)
-        pending.delete(ingestion.id)
-      }
+    for (const ingestionId of ingestionsByDataset.get(id) ?? []) {
+      ingestions.delete(ingestionId)
+      pending.delete(ingestionId)
     }
+    ingestionsByDataset.delete(id)
     queues.delete(id)
   }
 
@@ -346,6 +349,7 @@ export const makeState = (wakeUp: Queue.Queue<void>) => {
     datasets,
     storedRows,
     ingestions,
+    ingestionsByDataset,
     pending,
     queues,
     idempotency,

@@ -34,14 +34,15 @@ const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi
 
 const timestamp = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g
 
-/** Ids become `id1`, `id2`... in order of first appearance, and times `<time>`, so two servers' answers compare. */
+/** Ids become `id1`, `id2`... in order of first appearance, times `<time>` and durations `<ms>`, so two servers' answers compare. */
 const normalizer = () => {
   const names = new Map<string, string>()
   return (answer: Answer) => {
     // A replay answers the first request's body, request id included.
     if (answer.replayed === null) expect(answer.requestIdHeader).toBe((answer.body as { requestId: string }).requestId)
     const { requestId: _, ...body } = answer.body as { requestId: string }
-    const text = JSON.stringify(body).replace(timestamp, "<time>").replace(uuid, (id) => {
+    // Durations are each server's own processing time.
+    const text = JSON.stringify(body).replace(timestamp, "<time>").replace(/"duration":\d+/g, "\"duration\":\"<ms>\"").replace(uuid, (id) => {
       if (!names.has(id)) names.set(id, `id${names.size + 1}`)
       return names.get(id)!
     })
@@ -167,4 +168,78 @@ describe("ingest route in front of the API", () => {
       const listed = yield* send(url.origin, `/v1/datasets/${id}/ingestions`, { headers: { "x-api-key": "acme-admin" } })
       expect((listed.body as { ingestions: Array<unknown> }).ingestions).toEqual([])
     }))
+})
+
+/** A GET with `key` (none: no header). */
+const get = (key: string | undefined, extra: RequestInit = {}): RequestInit => ({
+  method: "GET",
+  headers: key === undefined ? {} : { "x-api-key": key },
+  ...extra
+})
+
+describe("ingestion detail route in front of the API", () => {
+  it.scopedLive("answers every read of an ingestion as the API does", () =>
+    Effect.gen(function*() {
+      const front = yield* urlOf(serverLayer())
+      const api = yield* urlOf(serverLayer({ faults: {} }))
+      /** Two datasets, an ingestion stored whole, one with a rejected record, one in the other dataset; all ended. */
+      const world = (url: string) =>
+        Effect.gen(function*() {
+          const [first, second] = [yield* dataset(url), yield* dataset(url)]
+          const ingest = (id: string, body: string) =>
+            Effect.map(send(url, `/v2/datasets/${id}/data`, post("acme-editor", body)), (a) => (a.body as { data: { ingestionId: string } }).data.ingestionId)
+          const stored = yield* ingest(first, records(2))
+          const rejected = yield* ingest(first, JSON.stringify({ records: [{ id: "r9", amount: "not a number" }, { id: "r8", amount: 8 }] }))
+          const elsewhere = yield* ingest(second, records(1))
+          for (const [id, ingestion] of [[first, stored], [first, rejected], [second, elsewhere]] as const) {
+            yield* pollUntil(
+              send(url, `/v2/datasets/${id}/ingestions/${ingestion}`, get("acme-admin")),
+              (a) => !["queued", "processing"].includes((a.body as { data: { status: string } }).data.status)
+            )
+          }
+          return { first, stored, rejected, elsewhere }
+        })
+      const unknown = "6f1c4a3e-2b7d-4e8f-9a0b-1c2d3e4f5a6b"
+      const cases: ReadonlyArray<readonly [string, (w: Effect.Effect.Success<ReturnType<typeof world>>) => readonly [string, RequestInit]]> = [
+        ["stored", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}`, get("acme-editor")]],
+        ["with a rejected record", (w) => [`/v2/datasets/${w.first}/ingestions/${w.rejected}`, get("acme-editor")]],
+        ["its id in capitals", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored.toUpperCase()}`, get("acme-editor")]],
+        ["the dataset id in capitals", (w) => [`/v2/datasets/${w.first.toUpperCase()}/ingestions/${w.stored}`, get("acme-editor")]],
+        ["a viewer", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}`, get("acme-viewer")]],
+        ["another organization", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}`, get("globex-admin")]],
+        ["no key", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}`, get(undefined)]],
+        ["unknown key", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}`, get("nope")]],
+        ["unknown key and bad ids", () => ["/v2/datasets/nope/ingestions/nope", get("nope")]],
+        ["unknown ingestion", (w) => [`/v2/datasets/${w.first}/ingestions/${unknown}`, get("acme-editor")]],
+        ["another dataset's ingestion", (w) => [`/v2/datasets/${w.first}/ingestions/${w.elsewhere}`, get("acme-editor")]],
+        ["unknown dataset", (w) => [`/v2/datasets/${unknown}/ingestions/${w.stored}`, get("acme-editor")]],
+        ["ingestion id not a UUID", (w) => [`/v2/datasets/${w.first}/ingestions/nope`, get("acme-editor")]],
+        ["dataset id not an id", (w) => [`/v2/datasets/nope/ingestions/${w.stored}`, get("acme-editor")]],
+        ["dataset number 0", (w) => [`/v2/datasets/0/ingestions/${w.stored}`, get("acme-editor")]],
+        ["both ids bad", () => ["/v2/datasets/nope/ingestions/nope", get("acme-editor")]],
+        ["unknown dataset number", (w) => [`/v2/datasets/99999/ingestions/${w.stored}`, get("acme-editor")]],
+        ["a query string", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}?x=1`, get("acme-editor")]],
+        ["a trailing slash", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}/`, get("acme-editor")]],
+        ["percent-encoded", (w) => [`/v2/datasets/${w.first}/ingestions/%36${w.stored.slice(1)}`, get("acme-editor")]],
+        ["v1's detail", (w) => [`/v1/datasets/${w.first}/ingestions/${w.stored}`, get("acme-editor")]]
+      ]
+      const [frontWorld, apiWorld] = [yield* world(front), yield* world(api)]
+      const [frontView, apiView] = [normalizer(), normalizer()]
+      // Ids named in the same order on both sides.
+      for (const [view, w] of [[frontView, frontWorld], [apiView, apiWorld]] as const) {
+        view({ status: 0, body: { requestId: "", ...w }, contentType: null, replayed: null, requestIdHeader: "" })
+      }
+      for (const [name, make] of cases) {
+        const [frontPath, frontInit] = make(frontWorld)
+        const [apiPath, apiInit] = make(apiWorld)
+        const got = frontView(yield* send(front, frontPath, frontInit))
+        const expected = apiView(yield* send(api, apiPath, apiInit))
+        expect({ name, ...got }).toEqual({ name, ...expected })
+      }
+      // The cases above reached both kinds of answer: the detail, and the errors.
+      const stored = yield* send(front, `/v2/datasets/${frontWorld.first}/ingestions/${frontWorld.rejected}`, get("acme-editor"))
+      expect(stored.status).toBe(200)
+      expect(stored.body).toMatchObject({ status: "success", data: { status: "success", summary: { ingestion: { rejectedRecordCount: 1 } } } })
+      expect((stored.body as { data: { errors: Array<unknown> } }).data.errors).toHaveLength(1)
+    }), { timeout: 30_000 })
 })

@@ -212,7 +212,19 @@ export const IngestionStatistics = Schema.Struct({
 
 const Detail = DataResponse(DatasetDetail, "DatasetDetailResponse")
 const Message = DataResponse(Schema.Struct({ message: Schema.String }), "DatasetMessageResponse")
-const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidAnyCase })
+/**
+ * `/v2/datasets/:id/ingestions/:ingestionId`'s parameters.
+ *
+ * @since 0.3.0
+ */
+export const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidAnyCase })
+
+/**
+ * The answer to `GET /v2/datasets/:id/ingestions/:ingestionId`.
+ *
+ * @since 0.3.0
+ */
+export const IngestionDetailResponse = DataResponse(IngestionDetail, "IngestionDetailResponse")
 
 /** @since 0.1.0 */
 export class V2Datasets extends HttpApiGroup.make("v2Datasets")
@@ -284,7 +296,7 @@ export class V2Datasets extends HttpApiGroup.make("v2Datasets")
   .add(
     HttpApiEndpoint.get("getIngestion", "/v2/datasets/:id/ingestions/:ingestionId")
       .setPath(IngestionPath)
-      .addSuccess(DataResponse(IngestionDetail, "IngestionDetailResponse"))
+      .addSuccess(IngestionDetailResponse)
   )
   .add(
     HttpApiEndpoint.get("ingestionStatistics", "/v2/datasets/:id/ingestion-statistics")

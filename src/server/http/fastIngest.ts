@@ -27,8 +27,14 @@ import { CurrentRequestId, newRequestId } from "./envelope.js"
 import { type Stores } from "../core/store/Stores.js"
 import { ingestTarget, type IngestRoute, sendJson, sendWireError } from "./front.js"
 
-/** Answers `response` with the outcome of a request: the answer, or its wire error. */
-const answerWith = (
+/**
+ * Answers `response` with the outcome of a request served in front of the API: the answer, or
+ * its wire error (a defect is logged and answered 500).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const answerWith = (
   run: ReturnType<typeof Runtime.runCallback<Stores>>,
   response: ServerResponse,
   id: string

@@ -44,6 +44,18 @@ export interface IngestRoute {
 }
 
 /**
+ * A read served in front of the API (`fastIngestion.ts`): which bodiless requests it takes,
+ * and serving one.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ReadRoute {
+  readonly takes: (request: IncomingMessage) => boolean
+  readonly serve: (request: IncomingMessage, response: ServerResponse) => void
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -133,6 +145,8 @@ const replay = (request: IncomingMessage, body: Buffer): IncomingMessage =>
 export class FrontServer extends Server {
   /** Set once the API's services are up; until then ingest requests go to the API. */
   ingestRoute: IngestRoute | undefined = undefined
+  /** Set with the ingest route: the reads served in front of the API. */
+  readRoute: ReadRoute | undefined = undefined
 
   /**
    * Requests that arrived before the API was attached. The port is bound first and the API's
@@ -174,6 +188,7 @@ export class FrontServer extends Server {
     const headers = request.headers
     const declared = headers["content-length"]
     const hasBody = headers["transfer-encoding"] !== undefined || (declared !== undefined && declared !== "0")
+    if (!hasBody && this.readRoute?.takes(request) === true) return this.readRoute.serve(request, response)
     if (bodiless.has(request.method ?? "") || (!hasBody && this.ingestRoute?.takes(request) !== true)) {
       return this.toApi(request, response)
     }

@@ -31,6 +31,7 @@ import * as Boards from "../features/boards.js"
 import { seedConnections } from "../features/connections.js"
 import { FrontServer } from "./front.js"
 import { makeIngestRoute } from "./fastIngest.js"
+import { makeIngestionRoute } from "./fastIngestion.js"
 import { badRequestFromDecode, bodyTooLarge, invalidJson } from "./decodeError.js"
 import { CurrentRequestId, failWith, newRequestId } from "./envelope.js"
 import { actsOnRequests, delayedProcessing, type FaultSpec, formatFaults, makeInjector } from "../faults.js"
@@ -270,8 +271,8 @@ const nodeServer = (options: ServerOptions) =>
   }))
 
 /**
- * The ingest routes served in front of the API (`fastIngest.ts`: the server's hot
- * path, at a fraction of an HttpApi route's cost). Not while faults act on requests: those apply
+ * The ingest routes and the ingestion detail served in front of the API (`fastIngest.ts`,
+ * `fastIngestion.ts`: the server's hot paths, at a fraction of an HttpApi route's cost). Not while faults act on requests: those apply
  * to every API request, so everything goes through the API then. `processing` alone does not:
  * it delays the ingestions, wherever they were accepted (`storeOf`).
  */
@@ -281,6 +282,7 @@ const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
       const front = yield* Front
       const runtime = yield* Effect.runtime<Stores>()
       front.ingestRoute = makeIngestRoute(runtime)
+      front.readRoute = makeIngestionRoute(runtime)
     })
   )
 

@@ -36,8 +36,14 @@ const ingestionItem = (i: Ingestion) => ({
   duration: i.duration
 })
 
-/** Terminal ingestions carry a summary; pending ones do not yet. */
-const ingestionDetail = (i: Ingestion) => ({
+/**
+ * An ingestion as `GET /v2/datasets/:id/ingestions/:ingestionId` shows it: terminal ones carry
+ * a summary; pending ones do not yet.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const ingestionDetail = (i: Ingestion) => ({
   ...ingestionItem(i),
   summary: i.datasetStats === null ? null : {
     ingestion: {

@@ -220,7 +220,7 @@ describe("ingestion detail route in front of the API", () => {
         ["unknown dataset number", (w) => [`/v2/datasets/99999/ingestions/${w.stored}`, get("acme-editor")]],
         ["a query string", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}?x=1`, get("acme-editor")]],
         ["a trailing slash", (w) => [`/v2/datasets/${w.first}/ingestions/${w.stored}/`, get("acme-editor")]],
-        ["percent-encoded", (w) => [`/v2/datasets/${w.first}/ingestions/%36${w.stored.slice(1)}`, get("acme-editor")]],
+        ["percent-encoded", (w) => [`/v2/datasets/${w.first}/ingestions/%${w.stored.charCodeAt(0).toString(16)}${w.stored.slice(1)}`, get("acme-editor")]],
         ["v1's detail", (w) => [`/v1/datasets/${w.first}/ingestions/${w.stored}`, get("acme-editor")]]
       ]
       const [frontWorld, apiWorld] = [yield* world(front), yield* world(api)]
@@ -242,4 +242,22 @@ describe("ingestion detail route in front of the API", () => {
       expect(stored.body).toMatchObject({ status: "success", data: { status: "success", summary: { ingestion: { rejectedRecordCount: 1 } } } })
       expect((stored.body as { data: { errors: Array<unknown> } }).data.errors).toHaveLength(1)
     }), { timeout: 30_000 })
+})
+
+describe("routes in front of the API with the processing fault", () => {
+  it.scopedLive("say the server's faults as the API's answers do", () =>
+    Effect.gen(function*() {
+      const url = yield* urlOf(serverLayer({ faults: { processingMs: { min: 1, max: 2 } } }))
+      const id = yield* dataset(url)
+      const ingested = yield* send(url, `/v2/datasets/${id}/data`, post("acme-editor", records(1)))
+      const ingestionId = (ingested.body as { data: { ingestionId: string } }).data.ingestionId
+      const faultsOf = (path: string, init: RequestInit) =>
+        Effect.promise(async () => (await fetch(`${url}${path}`, init)).headers.get("x-tributary-faults"))
+      const throughApi = yield* faultsOf(`/v2/datasets/${id}/ingestions`, get("acme-editor"))
+      expect(throughApi).toBe("processing=1-2ms")
+      expect(yield* faultsOf(`/v2/datasets/${id}/data`, post("acme-editor", records(1)))).toBe(throughApi)
+      expect(yield* faultsOf(`/v2/datasets/${id}/ingestions/${ingestionId}`, get("acme-editor"))).toBe(throughApi)
+      // An error answer of a route in front too.
+      expect(yield* faultsOf(`/v2/datasets/${id}/ingestions/${ingestionId}`, get("nope"))).toBe(throughApi)
+    }))
 })

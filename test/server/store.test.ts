@@ -18,7 +18,7 @@ import { allStores, type StoreService } from "../../src/server/core/store/Stores
 import { CatalogStore } from "../../src/server/core/store/ports/catalog.js"
 import { IngestionStore } from "../../src/server/core/store/ports/ingestions.js"
 import { allServerStores, type ServerStores } from "../../src/server/features/stores.js"
-import { type StoreKind, storeLayer } from "../support/stores.js"
+import { adminQuery, freshSchema, sqlStoreLayer, type StoreKind, storeLayer } from "../support/stores.js"
 
 /** An organization with an admin, an editor and a viewer, and one data source by the editor. */
 const world = Effect.gen(function*() {
@@ -574,3 +574,37 @@ const conformance = (kind: StoreKind) =>
 
 conformance("memory")
 conformance("postgres")
+
+describe("Postgres store: idempotency keys past their window", () => {
+  it.effect("are swept at most once a minute, whatever their scope, and the keys in their window stay", () =>
+    Effect.gen(function*() {
+      const schema = freshSchema()
+      const rows = Effect.map(
+        adminQuery(`SELECT scope FROM ${schema}.idempotency_keys ORDER BY scope`),
+        (result) => result.rows.map((row: { scope: string }) => row.scope)
+      )
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const store = yield* IngestionStore
+          const once = (key: string) =>
+            store.once({ key, scope: `1 POST /x ${key}`, fingerprint: "f", windowMillis: 60_000 }, Effect.succeed({ key }))
+          for (const key of ["a", "b", "c"]) yield* once(key)
+          yield* TestClock.adjust("30 seconds")
+          yield* once("d")
+          yield* TestClock.adjust("31 seconds")
+          // 61 s: a, b and c are past their window, d is not; the sweep is due (the last was at 0).
+          yield* once("e")
+          expect(yield* rows).toEqual(["1 POST /x d", "1 POST /x e"])
+          yield* TestClock.adjust("40 seconds")
+          // 101 s: d is past its window, but the last sweep was 40 s ago: it stays until the next.
+          yield* once("f")
+          expect(yield* rows).toEqual(["1 POST /x d", "1 POST /x e", "1 POST /x f"])
+          yield* TestClock.adjust("20 seconds")
+          // 121 s: the next sweep takes d; e was stored 60 s ago, still in its window.
+          yield* once("g")
+          expect(yield* rows).toEqual(["1 POST /x e", "1 POST /x f", "1 POST /x g"])
+        }),
+        sqlStoreLayer({ schema })
+      )
+    }))
+})

@@ -77,13 +77,18 @@ const serveIngest = (request: IncomingMessage, body: Buffer) => {
  * @since 0.1.0
  * @category constructors
  */
-export const makeIngestRoute = (runtime: Runtime.Runtime<Stores>): IngestRoute => {
+export const makeIngestRoute = (
+  runtime: Runtime.Runtime<Stores>,
+  /** Set on every answer (the server's faults, as the API says them). */
+  headers: Readonly<Record<string, string>> = {}
+): IngestRoute => {
   const run = Runtime.runCallback(runtime)
   return {
     takes: (request) => request.method === "POST" && ingestTarget(request.url ?? "")?.query === false,
     serve: (request, response, body) => {
       const id = newRequestId()
       response.setHeader("x-request-id", id)
+      for (const name in headers) response.setHeader(name, headers[name]!)
       run(Effect.zipRight(FiberRef.set(CurrentRequestId, id), serveIngest(request, body)), {
         onExit: answerWith(run, response, id)
       })

@@ -69,7 +69,11 @@ const serveDetail = (
  * @since 0.3.0
  * @category constructors
  */
-export const makeIngestionRoute = (runtime: Runtime.Runtime<Stores>): ReadRoute => {
+export const makeIngestionRoute = (
+  runtime: Runtime.Runtime<Stores>,
+  /** Set on every answer (the server's faults, as the API says them). */
+  headers: Readonly<Record<string, string>> = {}
+): ReadRoute => {
   const run = Runtime.runCallback(runtime)
   return {
     takes: (request) => request.method === "GET" && detailPath.test(request.url ?? ""),
@@ -78,6 +82,7 @@ export const makeIngestionRoute = (runtime: Runtime.Runtime<Stores>): ReadRoute 
       const [, id, ingestionId] = detailPath.exec(url)!
       const requestId = newRequestId()
       response.setHeader("x-request-id", requestId)
+      for (const name in headers) response.setHeader(name, headers[name]!)
       run(Effect.zipRight(FiberRef.set(CurrentRequestId, requestId), serveDetail(request, url, id!, ingestionId!)), {
         onExit: answerWith(run, response, requestId)
       })

@@ -281,8 +281,10 @@ const ingestRoute = (options: Pick<ServerOptions, "faults">) =>
     Effect.gen(function*() {
       const front = yield* Front
       const runtime = yield* Effect.runtime<Stores>()
-      front.ingestRoute = makeIngestRoute(runtime)
-      front.readRoute = makeIngestionRoute(runtime)
+      // The `processing` fault is said on these answers too, as on the API's.
+      const headers = options.faults === undefined ? {} : { "x-tributary-faults": formatFaults(options.faults) }
+      front.ingestRoute = makeIngestRoute(runtime, headers)
+      front.readRoute = makeIngestionRoute(runtime, headers)
     })
   )
 

@@ -255,6 +255,13 @@ const ingestionTraceparent = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.asVoid(sql`ALTER TABLE ingestions ADD COLUMN traceparent text`))
 
 /**
+ * Idempotency keys by when they were stored: expired keys are swept now and then (one request
+ * a minute deletes up to `idempotencySweepRows` of them), not only when their scope comes again.
+ */
+const idempotencyStoredAt = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.asVoid(sql`CREATE INDEX idempotency_keys_stored_at ON idempotency_keys (stored_at)`))
+
+/**
  * Every migration, by id and name.
  *
  * @since 0.1.0
@@ -268,5 +275,6 @@ export const migrations = {
   "15_organization": organization,
   "16_ingestion_order": ingestionOrder,
   "17_organization_seed_key": organizationSeedKey,
-  "18_ingestion_traceparent": ingestionTraceparent
+  "18_ingestion_traceparent": ingestionTraceparent,
+  "19_idempotency_stored_at": idempotencyStoredAt
 }

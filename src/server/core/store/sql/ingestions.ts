@@ -15,12 +15,31 @@ import type { SqlState } from "./state.js"
 import { storeCall, type DatasetRecord, toDataset, type IngestionRecord, toIngestion, sortKeyOf, takeWhile, ingestionColumns } from "./records.js"
 
 /**
+ * How often a server sweeps the idempotency keys past their window, and how many it deletes at
+ * most a sweep: without it a key stayed until its scope came again, and every ingest with a key
+ * left a row for good.
+ *
+ * @since 0.3.0
+ * @category defaults
+ */
+export const idempotencySweep = { everyMillis: 60_000, rows: 10_000 } as const
+
+/**
  * The port over `state`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (state: SqlState): IngestionStoreService => {
+  // When this server last swept the expired idempotency keys (each server on the database sweeps).
+  let sweptAt = Number.NEGATIVE_INFINITY
+  const sweepExpired = (now: number, windowMillis: number) =>
+    Effect.suspend(() => {
+      if (now - sweptAt < idempotencySweep.everyMillis) return Effect.void
+      sweptAt = now
+      return Effect.asVoid(sql`DELETE FROM idempotency_keys WHERE scope IN (
+        SELECT scope FROM idempotency_keys WHERE stored_at < ${now - windowMillis} LIMIT ${idempotencySweep.rows})`)
+    })
   const {
     sql, json, datasetSelect, byId, notifyIngestion, announceIngestion, wakeUp, working, delayed, holdsLease, finish,
     ensureSortIndex
@@ -278,6 +297,7 @@ export const make = (state: SqlState): IngestionStoreService => {
     once: ({ fingerprint, key, scope, windowMillis }, execute) =>
       storeCall(sql.withTransaction(Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
+        yield* sweepExpired(now, windowMillis)
         yield* sql`DELETE FROM idempotency_keys WHERE scope = ${scope} AND stored_at < ${now - windowMillis}`
         // Waits while another transaction holds an uncommitted claim on the same scope.
         const claimed = yield* sql`INSERT INTO idempotency_keys (scope, fingerprint, stored_at)

@@ -17,7 +17,7 @@ import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import type { PipelineEvent, Progress } from "../../src/pipeline/events.js"
 import type { Calls, Exchange, Reply } from "../../src/client/transport.js"
 import { ingestWire } from "../../src/pipeline/internal/ingestWire.js"
-import { makeTracker } from "../../src/pipeline/internal/tracking.js"
+import { makeTracker, olderPages } from "../../src/pipeline/internal/tracking.js"
 import { run } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { parseFaults } from "../../src/server/faults.js"
@@ -256,6 +256,48 @@ describe("the tracker over a scripted service", () => {
       for (let i = 1; i < rounds.length; i++) expect(rounds[i]! - rounds[i - 1]!).toBeGreaterThanOrEqual(240)
       expect(tracker.pending()).toBe(0)
     }).pipe(Effect.scoped), 10_000)
+
+  it("the older pages for some pending ingestions: from the page that should hold the oldest, up towards the first, at most 20", () => {
+    expect(olderPages(0, 100)).toEqual([1])
+    expect(olderPages(100, 100)).toEqual([1])
+    expect(olderPages(101, 100)).toEqual([2, 1])
+    expect(olderPages(250, 100)).toEqual([3, 2, 1])
+    expect(olderPages(8000, 100)).toEqual(Array.from({ length: 20 }, (_, i) => 80 - i))
+  })
+
+  it.live("far more pending than 20 pages hold: the deepest pages are read, where the oldest are, and only the newest are read by detail while pending", () =>
+    Effect.gen(function*() {
+      const wire = ingestWire("v2", 1)
+      const started = Date.now()
+      const endsAt = 1_500
+      const ids = Array.from({ length: 3_000 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
+      const newestFirst = [...ids].reverse()
+      const earlyDetails = new Set<string>()
+      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
+      const answer = (exchange: Exchange): Reply => {
+        const url = new URL(exchange.path, "http://service")
+        if (url.pathname.endsWith("/ingestions")) {
+          const page = Number(url.searchParams.get("page"))
+          return scripted.page(newestFirst.slice(page * 100, page * 100 + 100), page, ids.length, status())
+        }
+        const id = url.pathname.split("/").at(-1)!
+        if (status() !== "success") earlyDetails.add(id)
+        return scripted.detail(id, status())
+      }
+      const tracker = yield* makeTracker({
+        wire,
+        poll: { initial: "20 millis", max: "1 second" },
+        exchanges: (exchange) => Effect.sync(() => answer(exchange))
+      })
+      const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
+      expect(ended.every((detail) => detail._tag === "Succeeded")).toBe(true)
+      // Pages 30 down to 11 are read (30, the one more for ended ones, is past the end here):
+      // the oldest 1,900; with the first page, all but the 1,000 on pages 1-10.
+      const oldest = new Set(ids.slice(0, 1_900))
+      expect([...earlyDetails].filter((id) => oldest.has(id))).toEqual([])
+      expect(earlyDetails.size).toBeLessThanOrEqual(1_000)
+      expect(tracker.pending()).toBe(0)
+    }).pipe(Effect.scoped), 20_000)
 
   it.live("a poller that stops on a defect fails every ingestion it followed, and any followed after, instead of leaving them waiting", () =>
     Effect.gen(function*() {

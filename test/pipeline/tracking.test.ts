@@ -218,15 +218,18 @@ describe("the tracker over a scripted service", () => {
       }).pipe(Effect.scoped), 10_000)
   }
 
-  it.live("more pending than a page holds: the older pages are read too (every 250 ms at most), and none is read by detail while they show it pending", () =>
+  /**
+   * Follows `count` ingestions of a scripted v2 service to their end: they end `endsAt` ms after
+   * the start, and its list is paged newest first (the newest last in `ids`). Answers the ids and
+   * every read, with its time.
+   */
+  const followPaged = (count: number, endsAt: number) =>
     Effect.gen(function*() {
-      const wire = ingestWire("v2", 1)
       const started = Date.now()
-      const endsAt = 1_500
-      const ids = Array.from({ length: 250 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
-      const reads: Array<{ at: number; what: string }> = []
-      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
+      const ids = Array.from({ length: count }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
       const newestFirst = [...ids].reverse()
+      const reads: Array<{ readonly at: number; readonly what: string; readonly id?: string }> = []
+      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
       const answer = (exchange: Exchange): Reply => {
         const at = Date.now() - started
         const url = new URL(exchange.path, "http://service")
@@ -235,16 +238,25 @@ describe("the tracker over a scripted service", () => {
           reads.push({ at, what: `list ${page}` })
           return scripted.page(newestFirst.slice(page * 100, page * 100 + 100), page, ids.length, status())
         }
-        reads.push({ at, what: "detail" })
-        return scripted.detail(url.pathname.split("/").at(-1)!, status())
+        const id = url.pathname.split("/").at(-1)!
+        reads.push({ at, what: "detail", id })
+        return scripted.detail(id, status())
       }
       const tracker = yield* makeTracker({
-        wire,
+        wire: ingestWire("v2", 1),
         poll: { initial: "20 millis", max: "1 second" },
         exchanges: (exchange) => Effect.sync(() => answer(exchange))
       })
       const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
       expect(ended.every((detail) => detail._tag === "Succeeded")).toBe(true)
+      expect(tracker.pending()).toBe(0)
+      return { ids, reads }
+    })
+
+  it.live("more pending than a page holds: the older pages are read too (every 250 ms at most), and none is read by detail while they show it pending", () =>
+    Effect.gen(function*() {
+      const endsAt = 1_500
+      const { ids, reads } = yield* followPaged(250, endsAt)
       const details = reads.filter((r) => r.what === "detail")
       const older = reads.filter((r) => r.what === "list 1" || r.what === "list 2")
       // Without the older pages, the 150 they hold were read by detail while pending, ten times each.
@@ -254,7 +266,6 @@ describe("the tracker over a scripted service", () => {
       // Spaced: at most one round of older pages each 250 ms (two pages a round here).
       const rounds = reads.filter((r) => r.what === "list 1").map((r) => r.at)
       for (let i = 1; i < rounds.length; i++) expect(rounds[i]! - rounds[i - 1]!).toBeGreaterThanOrEqual(240)
-      expect(tracker.pending()).toBe(0)
     }).pipe(Effect.scoped), 10_000)
 
   it("the older pages for some pending ingestions: from the page that should hold the oldest, up towards the first, at most 20", () => {
@@ -267,36 +278,14 @@ describe("the tracker over a scripted service", () => {
 
   it.live("far more pending than 20 pages hold: the deepest pages are read, where the oldest are, and only the newest are read by detail while pending", () =>
     Effect.gen(function*() {
-      const wire = ingestWire("v2", 1)
-      const started = Date.now()
       const endsAt = 1_500
-      const ids = Array.from({ length: 3_000 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
-      const newestFirst = [...ids].reverse()
-      const earlyDetails = new Set<string>()
-      const status = () => (Date.now() - started >= endsAt ? "success" : "processing")
-      const answer = (exchange: Exchange): Reply => {
-        const url = new URL(exchange.path, "http://service")
-        if (url.pathname.endsWith("/ingestions")) {
-          const page = Number(url.searchParams.get("page"))
-          return scripted.page(newestFirst.slice(page * 100, page * 100 + 100), page, ids.length, status())
-        }
-        const id = url.pathname.split("/").at(-1)!
-        if (status() !== "success") earlyDetails.add(id)
-        return scripted.detail(id, status())
-      }
-      const tracker = yield* makeTracker({
-        wire,
-        poll: { initial: "20 millis", max: "1 second" },
-        exchanges: (exchange) => Effect.sync(() => answer(exchange))
-      })
-      const ended = yield* Effect.forEach(ids, (id) => tracker.track(id), { concurrency: "unbounded" })
-      expect(ended.every((detail) => detail._tag === "Succeeded")).toBe(true)
+      const { ids, reads } = yield* followPaged(3_000, endsAt)
+      const earlyDetails = new Set(reads.filter((r) => r.what === "detail" && r.at < endsAt).map((r) => r.id!))
       // Pages 30 down to 11 are read (30, the one more for ended ones, is past the end here):
       // the oldest 1,900; with the first page, all but the 1,000 on pages 1-10.
       const oldest = new Set(ids.slice(0, 1_900))
       expect([...earlyDetails].filter((id) => oldest.has(id))).toEqual([])
       expect(earlyDetails.size).toBeLessThanOrEqual(1_000)
-      expect(tracker.pending()).toBe(0)
     }).pipe(Effect.scoped), 20_000)
 
   it.live("a poller that stops on a defect fails every ingestion it followed, and any followed after, instead of leaving them waiting", () =>

@@ -101,6 +101,31 @@ const dataset = (url: string) =>
     return (made.body as { id: string }).id
   })
 
+/**
+ * Sends each case to the server in front (`front`) and to the one through the API (`api`), each
+ * made for that server's world (its ids), and expects the same answers. The worlds' ids are
+ * named first, in the same order on both sides; the views answered compare later reads.
+ */
+const sameAnswers = <W extends object>(
+  [front, frontWorld]: readonly [string, W],
+  [api, apiWorld]: readonly [string, W],
+  cases: ReadonlyArray<readonly [string, (world: W) => readonly [string, RequestInit]]>
+) =>
+  Effect.gen(function*() {
+    const [frontView, apiView] = [normalizer(), normalizer()]
+    for (const [view, world] of [[frontView, frontWorld], [apiView, apiWorld]] as const) {
+      view({ status: 0, body: { requestId: "", ...world }, contentType: null, replayed: null, requestIdHeader: "" })
+    }
+    for (const [name, make] of cases) {
+      const [frontPath, frontInit] = make(frontWorld)
+      const [apiPath, apiInit] = make(apiWorld)
+      const got = frontView(yield* send(front, frontPath, frontInit))
+      const expected = apiView(yield* send(api, apiPath, apiInit))
+      expect({ name, ...got }).toEqual({ name, ...expected })
+    }
+    return { frontView, apiView }
+  })
+
 const urlOf = (layer: Layer.Layer<ServerUrl, unknown>) => Effect.map(Layer.build(layer), (context) => Context.get(context, ServerUrl))
 
 describe("ingest route in front of the API", () => {
@@ -110,16 +135,11 @@ describe("ingest route in front of the API", () => {
       // An empty fault spec injects nothing, but sends every request through the API.
       const api = yield* urlOf(serverLayer({ faults: {} }))
       const [frontDataset, apiDataset] = [yield* dataset(front), yield* dataset(api)]
-      const [frontView, apiView] = [normalizer(), normalizer()]
-      frontView({ status: 0, body: { requestId: "", id: frontDataset }, contentType: null, replayed: null, requestIdHeader: "" })
-      apiView({ status: 0, body: { requestId: "", id: apiDataset }, contentType: null, replayed: null, requestIdHeader: "" })
-      for (const [name, make] of cases) {
-        const [frontPath, frontInit] = make(frontDataset)
-        const [apiPath, apiInit] = make(apiDataset)
-        const got = frontView(yield* send(front, frontPath, frontInit))
-        const expected = apiView(yield* send(api, apiPath, apiInit))
-        expect({ name, ...got }).toEqual({ name, ...expected })
-      }
+      const { frontView, apiView } = yield* sameAnswers(
+        [front, { id: frontDataset }],
+        [api, { id: apiDataset }],
+        cases.map(([name, make]) => [name, (w: { readonly id: string }) => make(w.id)] as const)
+      )
       // The accepted ingestions were stored and processed the same way on both.
       const settled = (url: string, id: string) =>
         pollUntil(
@@ -224,18 +244,7 @@ describe("ingestion detail route in front of the API", () => {
         ["v1's detail", (w) => [`/v1/datasets/${w.first}/ingestions/${w.stored}`, get("acme-editor")]]
       ]
       const [frontWorld, apiWorld] = [yield* world(front), yield* world(api)]
-      const [frontView, apiView] = [normalizer(), normalizer()]
-      // Ids named in the same order on both sides.
-      for (const [view, w] of [[frontView, frontWorld], [apiView, apiWorld]] as const) {
-        view({ status: 0, body: { requestId: "", ...w }, contentType: null, replayed: null, requestIdHeader: "" })
-      }
-      for (const [name, make] of cases) {
-        const [frontPath, frontInit] = make(frontWorld)
-        const [apiPath, apiInit] = make(apiWorld)
-        const got = frontView(yield* send(front, frontPath, frontInit))
-        const expected = apiView(yield* send(api, apiPath, apiInit))
-        expect({ name, ...got }).toEqual({ name, ...expected })
-      }
+      yield* sameAnswers([front, frontWorld], [api, apiWorld], cases)
       // The cases above reached both kinds of answer: the detail, and the errors.
       const stored = yield* send(front, `/v2/datasets/${frontWorld.first}/ingestions/${frontWorld.rejected}`, get("acme-editor"))
       expect(stored.status).toBe(200)

@@ -4,10 +4,9 @@
  * to `deepPages`, at most every `deepListMillis`, while more are pending than the first page
  * shows, the deepest first: `olderPages`) to learn which of the pending ones ended, and reads
  * the detail of those only (their counts and rejected records). An ingestion the lists do not
- * show (more pending than their
- * pages hold, or other writers pushed it down) and every ingestion of a service whose list
- * cannot be read is polled by its detail on its own backoff: from `initial` after its
- * acceptance, 1.5x per poll, at most `max`.
+ * show (more pending than their pages hold, or other writers pushed it down) and every
+ * ingestion of a service whose list cannot be read is polled by its detail on its own backoff:
+ * from `initial` after its acceptance, 1.5x per poll, at most `max`.
  *
  * Why: polling each ingestion's detail on its own backoff cost about 10 requests an ingestion
  * against a service that takes 1.5 s to process one, and each poll held a place among the

@@ -28,18 +28,23 @@ import { type Stores } from "../core/store/Stores.js"
 import { ingestTarget, type IngestRoute, sendJson, sendWireError } from "./front.js"
 
 /**
- * Answers `response` with the outcome of a request served in front of the API: the answer, or
- * its wire error (a defect is logged and answered 500).
+ * What a request served in front of the API answers: the body, and whether it is a replay.
  *
  * @since 0.3.0
- * @category utils
+ * @category models
  */
-export const answerWith = (
+export interface InFrontAnswer {
+  readonly body: object
+  readonly replayed: boolean
+}
+
+/** Answers `response` with the outcome of a request: the answer, or its wire error. */
+const answerWith = (
   run: ReturnType<typeof Runtime.runCallback<Stores>>,
   response: ServerResponse,
   id: string
 ) =>
-(exit: Exit.Exit<{ readonly body: object; readonly replayed: boolean }, unknown>) => {
+(exit: Exit.Exit<InFrontAnswer, unknown>) => {
   if (Exit.isSuccess(exit)) {
     sendJson(response, 200, JSON.stringify(exit.value.body), exit.value.replayed ? { "idempotent-replayed": "true" } : undefined)
     return
@@ -57,14 +62,43 @@ export const answerWith = (
   }))
 }
 
+/**
+ * Serves requests in front of the API over the services of `runtime`: each gets a request id
+ * (the fiber's and the `x-request-id` header), `headers` (the server's faults, as the API says
+ * them), and its outcome written on `response` as the API would write it (a defect is logged
+ * and answered 500).
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const inFront = (runtime: Runtime.Runtime<Stores>, headers: Readonly<Record<string, string>>) => {
+  const run = Runtime.runCallback(runtime)
+  return (response: ServerResponse, answer: Effect.Effect<InFrontAnswer, unknown, Stores>): void => {
+    const id = newRequestId()
+    response.setHeader("x-request-id", id)
+    for (const name in headers) response.setHeader(name, headers[name]!)
+    run(Effect.zipRight(FiberRef.set(CurrentRequestId, id), answer), { onExit: answerWith(run, response, id) })
+  }
+}
+
+/**
+ * The request's principal, by its `x-api-key` header (the API's key check).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const principalOf = (request: IncomingMessage) => {
+  const apiKey = request.headers["x-api-key"]
+  return authenticate(typeof apiKey === "string" ? apiKey : "")
+}
+
 /** The key, then the use case: decoded as the API would, then accepted. */
 const serveIngest = (request: IncomingMessage, body: Buffer) => {
   const path = request.url ?? ""
   const target = ingestTarget(path)!
-  const apiKey = request.headers["x-api-key"]
   // The principal goes to the use case as an argument, not as a service: providing one copied
   // the runtime's whole context for every request.
-  return Effect.flatMap(authenticate(typeof apiKey === "string" ? apiKey : ""), (principal) =>
+  return Effect.flatMap(principalOf(request), (principal) =>
     Effect.flatMap(
       Ingest.decode(target.version, { principal, path, idSegment: target.id, body, headers: request.headers }),
       (decoded) => Ingest.accept(target.version, decoded)
@@ -82,16 +116,9 @@ export const makeIngestRoute = (
   /** Set on every answer (the server's faults, as the API says them). */
   headers: Readonly<Record<string, string>> = {}
 ): IngestRoute => {
-  const run = Runtime.runCallback(runtime)
+  const serve = inFront(runtime, headers)
   return {
     takes: (request) => request.method === "POST" && ingestTarget(request.url ?? "")?.query === false,
-    serve: (request, response, body) => {
-      const id = newRequestId()
-      response.setHeader("x-request-id", id)
-      for (const name in headers) response.setHeader(name, headers[name]!)
-      run(Effect.zipRight(FiberRef.set(CurrentRequestId, id), serveIngest(request, body)), {
-        onExit: answerWith(run, response, id)
-      })
-    }
+    serve: (request, response, body) => serve(response, serveIngest(request, body))
   }
 }

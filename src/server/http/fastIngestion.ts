@@ -18,15 +18,14 @@
  * @since 0.3.0
  */
 import type { IncomingMessage } from "node:http"
-import { Effect, Either, FiberRef, ParseResult, Runtime, Schema } from "effect"
+import { Effect, Either, ParseResult, type Runtime, Schema } from "effect"
 import type { WireError } from "../../api/errors.js"
 import { IngestionDetailResponse, IngestionPath } from "../../api/v2/datasets.js"
 import { getIngestion } from "../core/ingestion.js"
 import type { Stores } from "../core/store/Stores.js"
-import { authenticate } from "./auth.js"
 import { badRequestFromDecode } from "./decodeError.js"
-import { CurrentRequestId, newRequestId, respond } from "./envelope.js"
-import { answerWith } from "./fastIngest.js"
+import { respond } from "./envelope.js"
+import { type InFrontAnswer, inFront, principalOf } from "./fastIngest.js"
 import type { ReadRoute } from "./front.js"
 import { ingestionDetail } from "./v2/datasets.js"
 import { present } from "./wireErrors.js"
@@ -38,18 +37,8 @@ const decodePath = Schema.decodeUnknownEither(IngestionPath)
 const encodeAnswer = Schema.encode(IngestionDetailResponse)
 
 /** The key, then the path, then the use case; the answer encoded as the contract says. */
-const serveDetail = (
-  request: IncomingMessage,
-  url: string,
-  id: string,
-  ingestionId: string
-): Effect.Effect<{ readonly body: object; readonly replayed: boolean }, WireError, Stores> => {
-  const apiKey = request.headers["x-api-key"]
-  return Effect.flatMap(authenticate(typeof apiKey === "string" ? apiKey : ""), (principal): Effect.Effect<
-    { readonly body: object; readonly replayed: boolean },
-    WireError,
-    Stores
-  > => {
+const serveDetail = (request: IncomingMessage, url: string, id: string, ingestionId: string) =>
+  Effect.flatMap(principalOf(request), (principal): Effect.Effect<InFrontAnswer, WireError, Stores> => {
     const path = decodePath({ id, ingestionId })
     if (Either.isLeft(path)) return badRequestFromDecode(ParseResult.ArrayFormatter.formatErrorSync(path.left), url)
     return present(Effect.flatMap(
@@ -61,7 +50,6 @@ const serveDetail = (
         )
     ))
   })
-}
 
 /**
  * The ingestion detail route over the services of `runtime`.
@@ -74,18 +62,13 @@ export const makeIngestionRoute = (
   /** Set on every answer (the server's faults, as the API says them). */
   headers: Readonly<Record<string, string>> = {}
 ): ReadRoute => {
-  const run = Runtime.runCallback(runtime)
+  const serve = inFront(runtime, headers)
   return {
     takes: (request) => request.method === "GET" && detailPath.test(request.url ?? ""),
     serve: (request, response) => {
       const url = request.url ?? ""
       const [, id, ingestionId] = detailPath.exec(url)!
-      const requestId = newRequestId()
-      response.setHeader("x-request-id", requestId)
-      for (const name in headers) response.setHeader(name, headers[name]!)
-      run(Effect.zipRight(FiberRef.set(CurrentRequestId, requestId), serveDetail(request, url, id!, ingestionId!)), {
-        onExit: answerWith(run, response, requestId)
-      })
+      serve(response, serveDetail(request, url, id!, ingestionId!))
     }
   }
 }

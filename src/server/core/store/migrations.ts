@@ -256,7 +256,7 @@ const ingestionTraceparent = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 
 /**
  * Idempotency keys by when they were stored: expired keys are swept now and then (one request
- * a minute deletes up to `idempotencySweepRows` of them), not only when their scope comes again.
+ * a minute deletes up to `idempotencySweep.rows` of them, `sql/ingestions.ts`), not only when their scope comes again.
  */
 const idempotencyStoredAt = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.asVoid(sql`CREATE INDEX idempotency_keys_stored_at ON idempotency_keys (stored_at)`))

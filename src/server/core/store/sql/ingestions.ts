@@ -31,6 +31,10 @@ export const idempotencySweep = { everyMillis: 60_000, rows: 10_000 } as const
  * @category constructors
  */
 export const make = (state: SqlState): IngestionStoreService => {
+  const {
+    sql, json, datasetSelect, byId, notifyIngestion, announceIngestion, wakeUp, working, delayed, holdsLease, finish,
+    ensureSortIndex
+  } = state
   // When this server last swept the expired idempotency keys (each server on the database sweeps).
   let sweptAt = Number.NEGATIVE_INFINITY
   const sweepExpired = (now: number, windowMillis: number) =>
@@ -40,10 +44,6 @@ export const make = (state: SqlState): IngestionStoreService => {
       return Effect.asVoid(sql`DELETE FROM idempotency_keys WHERE scope IN (
         SELECT scope FROM idempotency_keys WHERE stored_at < ${now - windowMillis} LIMIT ${idempotencySweep.rows})`)
     })
-  const {
-    sql, json, datasetSelect, byId, notifyIngestion, announceIngestion, wakeUp, working, delayed, holdsLease, finish,
-    ensureSortIndex
-  } = state
   const port: IngestionStoreService = {
     rows: (datasetId, query) => {
       const sortKey = query.sort === undefined ? "seq" : sortKeyOf(query.sort.column, query.sort.order)

@@ -99,7 +99,7 @@ const lazyClient = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGro
 const makeClients = (config: ClientConfig) =>
   Effect.gen(function*() {
     const policy: RetryPolicy = { ...defaultRetryPolicy, ...config.retry }
-    const retries = yield* makeRetries(policy, config.onRetry)
+    const retries = yield* makeRetries(policy, config.onRetry, config.baseUrl)
     const apiKey = { "x-api-key": Redacted.value(config.apiKey) }
     // The key is set before the retries, so every retry of a call carries the same one.
     const typed = withIdempotencyKeys(retries.client(HttpClient.mapRequest(yield* HttpClient.HttpClient, HttpClientRequest.setHeaders(apiKey))))

@@ -156,9 +156,12 @@ const judgeExchange = (outcome: Reply | ExchangeError): Verdict => {
   return { transient: true, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined }
 }
 
-/** An exchange's request and what went wrong with it, for a `RetryNotice`. */
-const describeExchange = (exchange: Exchange, outcome: Reply | ExchangeError) => ({
-  request: `${exchange.method} ${exchange.path}`,
+/**
+ * An exchange's request and what went wrong with it, for a `RetryNotice`: its whole address
+ * when the base is known, as the typed calls' notices name theirs.
+ */
+const describeExchange = (base: string, exchange: Exchange, outcome: Reply | ExchangeError) => ({
+  request: `${exchange.method} ${base}${exchange.path}`,
   cause: outcome instanceof ExchangeError ? causeText(outcome.cause) : `HTTP ${outcome.status}`
 })
 
@@ -171,9 +174,12 @@ const describeExchange = (exchange: Exchange, outcome: Reply | ExchangeError) =>
  */
 export const makeRetries = (
   policy: RetryPolicy,
-  onRetry?: ((notice: RetryNotice) => Effect.Effect<void>) | undefined
+  onRetry?: ((notice: RetryNotice) => Effect.Effect<void>) | undefined,
+  /** The service's base address, named in the notices of exchanges (which carry only a path). */
+  baseUrl?: string | undefined
 ): Effect.Effect<Retries> =>
   Effect.sync(() => {
+    const base = baseUrl === undefined ? "" : baseUrl.replace(/\/+$/, "")
     // One mutable instant: read before every attempt, so it costs nothing while never paused.
     let pausedUntil = 0
     const waitForPause = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -240,7 +246,7 @@ export const makeRetries = (
           const waitMillis = Math.max(floor ?? 0, backoffMillis(policy, n))
           // Told on a fiber of its own: a retry is rare, and the caller is not waiting in Effect.
           if (onRetry !== undefined) {
-            Effect.runFork(onRetry({ ...describeExchange(exchange, outcome), attempt: n + 1, maxRetries: policy.maxRetries, waitMillis }))
+            Effect.runFork(onRetry({ ...describeExchange(base, exchange, outcome), attempt: n + 1, maxRetries: policy.maxRetries, waitMillis }))
           }
           return waitMillis
         }, () => pausedUntil - Date.now())

@@ -508,6 +508,25 @@ describe("answers of the wrong shape (a real HTTP server on loopback, scripted)"
       expect(error.message).toContain("cannot read the schema of dataset 7: the service answered with what the contract does not allow")
     }))
 
+  it.scopedLive("a schema read the service refuses names its status and first message; a proxy's page, its start", () =>
+    Effect.gen(function*() {
+      const paths: Array<string> = []
+      const server = yield* scriptedServer(() => (arrival, res) => {
+        paths.push(arrival.url)
+        if (arrival.url.includes("/404")) return json(res, 404, { requestId: "r", status: "error", errors: [{ code: "not_found", message: "dataset 404 was not found", field: null, type: "validation" }] })
+        res.writeHead(400, { "content-type": "text/html" })
+        res.end("<html>Bad gateway page</html>")
+      })
+      const client = yield* standaloneClient(server.url, { maxRetries: 0 })
+      const missing = yield* Effect.flip(fetchSchema(client, "404"))
+      expect(missing.message).toBe("cannot read the schema of dataset 404: the service answered 404: dataset 404 was not found")
+      const proxied = yield* Effect.flip(fetchSchema(client, "7"))
+      expect(proxied.message).toBe("cannot read the schema of dataset 7: the service answered 400: <html>Bad gateway page</html>")
+      // A UUID is sent lower-case, as the path takes it.
+      yield* Effect.flip(fetchSchema(client, "0F6E5F4A-8B1C-4D2E-9F3A-1B2C3D4E5F60"))
+      expect(paths).toEqual(["/v2/datasets/404/schema", "/v2/datasets/7/schema", "/v2/datasets/0f6e5f4a-8b1c-4d2e-9f3a-1b2c3d4e5f60/schema"])
+    }))
+
   it.scopedLive("an ingestion answer of the wrong shape stops the run naming the ingestion", () =>
     Effect.gen(function*() {
       const error = yield* deliverTo((arrival, res) =>

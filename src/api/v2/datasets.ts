@@ -226,6 +226,13 @@ export const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidAny
  */
 export const IngestionDetailResponse = DataResponse(IngestionDetail, "IngestionDetailResponse")
 
+/**
+ * The answer to `GET /v2/datasets/:id/schema`.
+ *
+ * @since 0.3.0
+ */
+export const DatasetSchemaResponse = DataResponse(DatasetSchema, "DatasetSchemaResponse")
+
 /** @since 0.1.0 */
 export class V2Datasets extends HttpApiGroup.make("v2Datasets")
   .add(
@@ -270,7 +277,7 @@ export class V2Datasets extends HttpApiGroup.make("v2Datasets")
   .add(
     HttpApiEndpoint.get("getSchema", "/v2/datasets/:id/schema")
       .setPath(DatasetIdPath)
-      .addSuccess(DataResponse(DatasetSchema, "DatasetSchemaResponse"))
+      .addSuccess(DatasetSchemaResponse)
   )
   .add(
     HttpApiEndpoint.get("getData", "/v2/datasets/:id/data")

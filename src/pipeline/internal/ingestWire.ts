@@ -430,7 +430,14 @@ const readListV1 = (text: string): ReadonlyArray<ListItem> | undefined => {
 
 // both ----------------------------------------------------------------------------------------
 
-const readProblem = (status: number, text: string): Problem => {
+/**
+ * What an answer that is not a success says: the envelope's first error, or an excerpt of
+ * the body (a proxy's page).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const readProblem = (status: number, text: string): Problem => {
   const body = parse(text)
   if (isObject<ErrorEnvelope>(body) && Array.isArray(body.errors) && body.errors.length > 0) {
     const first: unknown = body.errors[0]

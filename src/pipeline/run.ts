@@ -227,7 +227,7 @@ export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis
 export const fetchSchema = (client: TributaryClientService, datasetId: string | number): Effect.Effect<DatasetSchema, SchemaError> =>
   Effect.flatMap(pathId(datasetId), (id) =>
     Effect.matchEffect(client.exchanges({ method: "GET", path: `/v2/datasets/${encodeURIComponent(id)}/schema` }), {
-      onFailure: (error) => schemaFailure(datasetId, error.message),
+      onFailure: (error) => schemaFailure(datasetId, `the service at ${client.baseUrl} could not be reached (${error.message})`),
       onSuccess: (reply) => {
         if (reply.status !== 200) {
           return schemaFailure(datasetId, `the service answered ${reply.status}: ${readProblem(reply.status, reply.text).message}`)

@@ -186,7 +186,7 @@ describe.concurrent("errors a user can cause, one line each", () => {
     expect(lines).toHaveLength(3)
     expect(lines[0]).toMatch(/^tributary: GET http:\/\/127\.0\.0\.1:1\/v2\/datasets\/2\/schema failed: .*ECONNREFUSED.*; retry 1 of 2 in \d+\.\d s$/)
     expect(lines[1]).toContain("retry 2 of 2")
-    expect(lines[2]).toMatch(/^tributary: cannot read the schema of dataset 2: .*ECONNREFUSED/)
+    expect(lines[2]).toMatch(/^tributary: cannot read the schema of dataset 2: the service at http:\/\/127\.0\.0\.1:1 could not be reached \(GET \/v2\/datasets\/2\/schema: .*ECONNREFUSED.*\)$/)
     expect(existsSync(`${file}.checkpoint.json`)).toBe(false)
   })
 

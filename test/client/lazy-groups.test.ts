@@ -24,6 +24,9 @@ describe("the typed clients' groups, built when first used", () => {
   it.scoped("have the groups and endpoints of a client built whole, and each group is built once", () =>
     Effect.gen(function*() {
       const client = yield* clientOf("http://127.0.0.1:9")
+      // Nothing is built until a group is read: each group is still an accessor.
+      const unbuilt = Object.keys(client.v2).filter((group) => Object.getOwnPropertyDescriptor(client.v2, group)?.get !== undefined)
+      expect(unbuilt).toEqual(Object.keys(client.v2))
       const whole = {
         v1: yield* HttpApiClient.make(V1Api, { baseUrl: "http://127.0.0.1:9" }),
         v2: yield* HttpApiClient.make(V2Api, { baseUrl: "http://127.0.0.1:9" })
@@ -31,8 +34,9 @@ describe("the typed clients' groups, built when first used", () => {
       expect(Object.keys(client.v2).length).toBeGreaterThan(10)
       expect(shape(client.v1)).toEqual(shape(whole.v1))
       expect(shape(client.v2)).toEqual(shape(whole.v2))
-      // Read twice: the same group object, not a second build.
+      // Read twice: the same group object, not a second build; once read, it is a plain value.
       expect(client.v2.v2Datasets).toBe(client.v2.v2Datasets)
+      expect(Object.getOwnPropertyDescriptor(client.v2, "v2Datasets")?.get).toBeUndefined()
     }).pipe(Effect.provide(FetchHttpClient.layer)))
 
   it.scopedLive("a group read first in a call answers as a typed call does: the key sent, the answer decoded", () =>

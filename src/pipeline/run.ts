@@ -7,9 +7,8 @@
  *
  * @since 0.1.0
  */
-import { Cause, Chunk, Clock, Data, Duration, Effect, Either, Exit, Fiber, Option, Runtime, Schedule, Schema, Stream } from "effect"
+import { Cause, Chunk, Clock, Data, Duration, Effect, Either, Exit, Fiber, Option, Runtime, Schedule, Stream } from "effect"
 import { statusOf } from "../api/errors.js"
-import { DatasetSchemaResponse } from "../api/v2/datasets.js"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Calls, Cancel } from "../client/transport.js"
 import { makeBatcher } from "./batch.js"
@@ -28,7 +27,7 @@ import {
 } from "./deliver.js"
 import type { PipelineEvent, Progress } from "./events.js"
 import { CommitTracker } from "./internal/commitTracker.js"
-import { readProblem } from "./internal/ingestWire.js"
+import { readProblem, readSchemaAnswer, schemaPath } from "./internal/ingestWire.js"
 import { Commits } from "./internal/commits.js"
 import { type Limiter, makeLimiter } from "./internal/concurrencyLimit.js"
 import { OutageWatch } from "./internal/outage.js"
@@ -216,8 +215,8 @@ export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis
 /**
  * Reads a dataset's columns and primary key from the service (v2 schema endpoint).
  *
- * Through the client's `exchanges` (its retries, straight to undici), the answer decoded with
- * the contract's `DatasetSchemaResponse`: the typed client's first call built its group and
+ * Through the client's `exchanges` (its retries, straight to undici), at the contract's path,
+ * the answer decoded with the contract's `DatasetSchemaResponse` (`ingestWire.ts`): the typed client's first call built its group and
  * warmed its whole request path, 25-48 ms of every run's start (`bench:pipeline`, where the
  * run's own work is 4 s), for one read.
  *
@@ -226,13 +225,13 @@ export const defaultBatch = { max: 100, maxBytes: 1_000_000, linger: "500 millis
  */
 export const fetchSchema = (client: TributaryClientService, datasetId: string | number): Effect.Effect<DatasetSchema, SchemaError> =>
   Effect.flatMap(pathId(datasetId), (id) =>
-    Effect.matchEffect(client.exchanges({ method: "GET", path: `/v2/datasets/${encodeURIComponent(id)}/schema` }), {
+    Effect.matchEffect(client.exchanges({ method: "GET", path: schemaPath(id) }), {
       onFailure: (error) => schemaFailure(datasetId, `the service at ${client.baseUrl} could not be reached (${error.message})`),
       onSuccess: (reply) => {
         if (reply.status !== 200) {
           return schemaFailure(datasetId, `the service answered ${reply.status}: ${readProblem(reply.status, reply.text).message}`)
         }
-        return Either.match(decodeSchemaAnswer(reply.text), {
+        return Either.match(readSchemaAnswer(reply.text), {
           onLeft: (error) =>
             schemaFailure(datasetId, `the service answered with what the contract does not allow: ${error.message.split("\n").slice(0, 3).join(" ")}`),
           onRight: (answer) =>
@@ -243,8 +242,6 @@ export const fetchSchema = (client: TributaryClientService, datasetId: string | 
         })
       }
     }))
-
-const decodeSchemaAnswer = Schema.decodeUnknownEither(Schema.parseJson(DatasetSchemaResponse))
 
 const schemaFailure = (datasetId: string | number, reason: string) =>
   Effect.fail(new SchemaError({ reason: `cannot read the schema of dataset ${datasetId}: ${reason}` }))

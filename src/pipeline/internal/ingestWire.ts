@@ -246,6 +246,25 @@ const paths = {
   )
 }
 
+const [schemaHead = "", schemaTail = ""] = pieces(endpointOf(V2.V2Datasets, "getSchema").path, 1)
+
+/**
+ * Where a dataset's schema is read (the contract's v2 `getSchema`), read once at a run's start.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const schemaPath = (datasetId: string | number): string => `${schemaHead}${segment(datasetId)}${schemaTail}`
+
+/**
+ * A 200 answer of `schemaPath`, decoded with the contract's `DatasetSchemaResponse` (once a
+ * run, so through `Schema`, not a hand-made reader).
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const readSchemaAnswer = Schema.decodeUnknownEither(Schema.parseJson(V2.DatasetSchemaResponse))
+
 // ---------------------------------------------------------------------------------------------
 // readers
 // ---------------------------------------------------------------------------------------------

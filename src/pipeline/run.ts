@@ -232,8 +232,7 @@ export const fetchSchema = (client: TributaryClientService, datasetId: string | 
           return schemaFailure(datasetId, `the service answered ${reply.status}: ${readProblem(reply.status, reply.text).message}`)
         }
         return Either.match(readSchemaAnswer(reply.text), {
-          onLeft: (error) =>
-            schemaFailure(datasetId, `the service answered with what the contract does not allow: ${error.message.split("\n").slice(0, 3).join(" ")}`),
+          onLeft: (error) => schemaFailure(datasetId, clientFailure(error)),
           onRight: (answer) =>
             Effect.succeed<DatasetSchema>({
               columns: answer.data.items.map((column) => ({ id: column.id, dataType: column.dataType })),

@@ -15,7 +15,7 @@ import { Console, Context, Effect, Layer, Redacted } from "effect"
 import { TributaryClient } from "../client/Client.js"
 import * as ReferenceServer from "../server/http/server.js"
 import { defaultSeed, generateApiKey } from "../server/seed.js"
-import type { demoOptions } from "./commands.js"
+import type { demoOptions } from "./options.js"
 import { ingestNdjson, summarize } from "./ingest.js"
 import type { Values } from "./spec.js"
 

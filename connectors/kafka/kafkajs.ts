@@ -237,6 +237,30 @@ const connectOrStop = (
   })
 
 /**
+ * What the group's coordinator answers while members come and go: kafkajs retries each of these
+ * by itself, and logs each at error level as the connection's (a member joining or leaving made
+ * a healthy sink print two or three "kafka error" lines). A coordinator that stays away still
+ * ends in an error of the consumer, which the sink reports.
+ */
+const routineGroupAnswers =
+  /group coordinator is not available|not the correct coordinator|coordinator is loading|rebalancing|generation id is not valid|not aware of this member/i
+
+/**
+ * The stderr line of one kafkajs log entry, or none for the routine answers of a group in
+ * motion (`routineGroupAnswers`); the runner's notice that the group rebalances becomes one
+ * plain line.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const logLine = (namespace: string, label: string, message: string, error: unknown): string | undefined => {
+  const cause = typeof error === "string" ? error : undefined
+  if (namespace === "Connection" && cause !== undefined && routineGroupAnswers.test(cause)) return undefined
+  if (namespace === "Runner" && /rebalancing/i.test(message)) return "kafka: the group is rebalancing (a member joined or left); re-joining"
+  return `kafka ${label.toLowerCase()} ${namespace}: ${message}${cause === undefined ? "" : `: ${cause}`}`
+}
+
+/**
  * A client of the cluster in `settings`. kafkajs's own log goes to stderr at warning level
  * and above, as one line each (it never prints SASL secrets).
  *
@@ -252,11 +276,8 @@ export const make = (settings: KafkaSettings): Effect.Effect<KafkaClientService,
       ...(settings.sasl === undefined ? {} : { sasl: saslOptions(settings.sasl) }),
       logLevel: logLevel.WARN,
       logCreator: () => ({ namespace, label, log }) => {
-        // Every heartbeat during a rebalance is logged as a connection error; the runner's own
-        // line ("The group is rebalancing, re-joining") says it once.
-        if (namespace === "Connection" && /rebalancing/i.test(String(log["error"]))) return
-        const detail = typeof log["error"] === "string" ? `: ${log["error"]}` : ""
-        process.stderr.write(`kafka ${label.toLowerCase()} ${namespace}: ${log.message}${detail}\n`)
+        const line = logLine(namespace, label, log.message, log["error"])
+        if (line !== undefined) process.stderr.write(`${line}\n`)
       }
     })
     const admin = kafka.admin()

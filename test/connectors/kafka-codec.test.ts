@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from "vitest"
 import * as Kafka from "../../connectors/kafka/index.js"
+import { logLine } from "../../connectors/kafka/kafkajs.js"
 
 const message = (value: string | null, extra: Partial<Kafka.KafkaMessage> = {}): Kafka.KafkaMessage => ({
   topic: "orders",
@@ -139,5 +140,35 @@ describe("batch cuts in the committed offset's metadata", () => {
   it("a hundred cuts of a hundred records fit well within the broker's 4096-byte default", () => {
     const cuts = Array.from({ length: 100 }, (_, i) => ({ partition: "t:0", first: 5000 + i * 100, last: 5099 + i * 100 }))
     expect(Kafka.encodeCuts(cuts, 5000).length).toBeLessThan(1000)
+  })
+})
+
+describe("kafkajs's log as stderr lines", () => {
+  it("leaves out the coordinator's routine answers while the group changes (kafkajs retries them)", () => {
+    for (
+      const cause of [
+        "The group coordinator is not available",
+        "This is not the correct coordinator for this group",
+        "The coordinator is loading and hence can't process requests",
+        "The group is rebalancing, so a rejoin is needed",
+        "Specified group generation id is not valid",
+        "The coordinator is not aware of this member"
+      ]
+    ) {
+      expect(logLine("Connection", "ERROR", "Response OffsetCommit(key: 8, version: 5)", cause)).toBeUndefined()
+    }
+  })
+
+  it("says a rebalance once, in plain words", () => {
+    expect(logLine("Runner", "WARN", "The group is rebalancing, re-joining", "The group is rebalancing, so a rejoin is needed"))
+      .toBe("kafka: the group is rebalancing (a member joined or left); re-joining")
+  })
+
+  it("keeps every other line, with its cause", () => {
+    expect(logLine("Connection", "ERROR", "Connection error", "connect ECONNREFUSED 127.0.0.1:1"))
+      .toBe("kafka error Connection: Connection error: connect ECONNREFUSED 127.0.0.1:1")
+    expect(logLine("Consumer", "ERROR", "Crash: KafkaJSNumberOfRetriesExceeded", "The group coordinator is not available"))
+      .toBe("kafka error Consumer: Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is not available")
+    expect(logLine("BrokerPool", "WARN", "Failed to connect to seed broker", undefined)).toBe("kafka warn BrokerPool: Failed to connect to seed broker")
   })
 })

@@ -70,7 +70,7 @@ export const RecordProblemCode = {
  * them: formatting or copying one of thousands of levels overflowed the stack.
  *
  * @since 0.1.0
- * @category checking
+ * @category defaults
  */
 export const MaxJsonDepth = 64
 
@@ -84,7 +84,7 @@ const tooDeepKey = "\u0000tributary:nesting_too_deep"
  * survives any store the ingestion waits in.
  *
  * @since 0.1.0
- * @category checking
+ * @category utils
  */
 export const tooDeepRecordJson = (offset: number): string => `{${JSON.stringify(tooDeepKey)}:${offset}}`
 
@@ -153,7 +153,7 @@ export interface CheckRecordOptions {
  * The most columns a dataset may have (the service's documented limit).
  *
  * @since 0.1.0
- * @category constants
+ * @category defaults
  */
 export const defaultMaxColumns = 100
 
@@ -229,7 +229,7 @@ const kindOf = (value: unknown): ValueKind | undefined => {
  * `undefined` when the value does not tell (`null`) or no column accepts it.
  *
  * @since 0.1.0
- * @category inference
+ * @category utils
  */
 export const inferColumnType = (value: unknown): ColumnType | undefined => {
   switch (kindOf(value)) {
@@ -271,7 +271,7 @@ const isPlainObject = (value: unknown): value is Readonly<Record<string, unknown
  * {@link checkRecord}'s job.
  *
  * @since 0.1.0
- * @category inference
+ * @category utils
  */
 export const inferSchema = (records: Iterable<unknown>): ReadonlyArray<Column> => {
   const types = new Map<string, ColumnType>()
@@ -365,7 +365,7 @@ const noColumns: ReadonlyArray<Column> = []
  * ({@link inferColumnType}); one holding `null` adds none.
  *
  * @since 0.1.0
- * @category checking
+ * @category utils
  */
 export const checkRecord = (record: unknown, options: CheckRecordOptions): RecordCheck => {
   if (!isPlainObject(record)) {
@@ -478,7 +478,7 @@ const valueJsonBytes = (value: unknown): number => {
  * largest single cost of processing an ingestion).
  *
  * @since 0.1.0
- * @category checking
+ * @category utils
  */
 export const rowJsonBytes = (row: Row): number => {
   let bytes = 2
@@ -497,7 +497,7 @@ export const rowJsonBytes = (row: Row): number => {
  * in primary-key order, so `1` and `"1"` stay distinct.
  *
  * @since 0.1.0
- * @category checking
+ * @category utils
  */
 export const primaryKeyOf = (row: Row, primaryKey: ReadonlyArray<string>): string => {
   // The same text as `JSON.stringify(primaryKey.map(...))`, built without the array and the

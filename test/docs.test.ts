@@ -1,14 +1,14 @@
 /**
- * Module docs: every export declared in src/pipeline, connectors, src/client, src/plain,
- * src/telemetry and src/server carries `@since` (a version) and one `@category` from the fixed
- * list in docs/decisions.md ("Module docs"). Re-exports (`export { x } from`, `export *`) are checked where `x` is declared.
+ * Module docs: every export declared in src (the contract, the client, the pipeline, the
+ * server, the command line and the rest) and in connectors carries `@since` (a version) and one
+ * `@category` from the fixed list in docs/decisions.md ("Module docs"). Re-exports (`export { x } from`, `export *`) are checked where `x` is declared.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import ts from "typescript"
 
-const roots = ["src/pipeline", "connectors", "src/client", "src/plain", "src/telemetry", "src/server"]
+const roots = ["src", "connectors"]
 
 const filesUnder = (dir: string): Array<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -70,10 +70,10 @@ describe("module docs", () => {
     expect(words.size).toBeLessThanOrEqual(12)
   })
 
-  it("every export of src/pipeline, connectors, src/client, src/plain, src/telemetry and src/server has @since and a @category from the list", () => {
+  it("every export of src and connectors has @since and a @category from the list", () => {
     const allowed = categories()
     const files = roots.flatMap(filesUnder)
-    expect(files.length).toBeGreaterThan(20)
+    expect(files.length).toBeGreaterThan(150)
     const missing = files.flatMap((file) =>
       exportsOf(file).flatMap(({ name, tags }) => {
         const problems = problemsOf(tags, allowed)

@@ -9,6 +9,7 @@ import { Arbitrary, Schema } from "effect"
  * The request id every answer carries.
  *
  * @since 0.1.0
+ * @category models
  */
 export const RequestId = Schema.String.annotations({ description: "Unique identifier of the request" })
 
@@ -17,6 +18,7 @@ export const RequestId = Schema.String.annotations({ description: "Unique identi
  * (e.g. `2026-11-22T10:00:00.000000Z`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const Timestamp = Schema.String.annotations({
   description: "ISO 8601 UTC timestamp with six fractional digits and a trailing Z",
@@ -27,6 +29,7 @@ export const Timestamp = Schema.String.annotations({
  * An integer id in a path (`/v1/data-sources/42`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const IntegerId = Schema.compose(
   Schema.String.pipe(
@@ -44,6 +47,7 @@ export const IntegerId = Schema.compose(
  * no name needs and which break logs, terminals and CSV exports (a NUL was stored as given).
  *
  * @since 0.1.0
+ * @category models
  */
 export const PlainText = Schema.String.pipe(
   Schema.filter((s) => !/[\u0000-\u001f\u007f]/.test(s), {
@@ -55,6 +59,7 @@ export const PlainText = Schema.String.pipe(
  * A non-blank name.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Name = PlainText.pipe(
   Schema.filter((s) => s.trim().length > 0, { message: () => "must not be blank" }),
@@ -65,6 +70,7 @@ export const Name = PlainText.pipe(
  * A UUID in a path (dataset and ingestion ids).
  *
  * @since 0.1.0
+ * @category models
  */
 export const UuidId = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
@@ -77,6 +83,7 @@ export const UuidId = Schema.String.pipe(
  * in), so that `/v1/datasets/0B1C...` names the same dataset as `/v1/datasets/0b1c...`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const UuidAnyCase = Schema.transform(UuidId, UuidId, {
   strict: true,
@@ -88,6 +95,7 @@ export const UuidAnyCase = Schema.transform(UuidId, UuidId, {
  * A time zone entry: IANA id and its current UTC offset (`UTC+01:00`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const TimezoneEntry = Schema.Struct({
   timezone: Schema.String,
@@ -106,6 +114,7 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
  * 50 µs of a 100-record payload's decoding) and doubled the request's live heap.
  *
  * @since 0.1.0
+ * @category models
  */
 export const IngestRecord: Schema.Schema<unknown> = Schema.Unknown.annotations({
   identifier: "Record",
@@ -123,6 +132,7 @@ export const IngestRecord: Schema.Schema<unknown> = Schema.Unknown.annotations({
  * The largest number of records one ingestion may carry.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const MaxRecordsPerIngestion = 100
 
@@ -130,6 +140,7 @@ export const MaxRecordsPerIngestion = 100
  * The optional `Idempotency-Key` header (lower-case: that is how it is matched), v2's and, as an extension, v1's.
  *
  * @since 0.1.0
+ * @category models
  */
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))

@@ -23,6 +23,7 @@ import { Schema } from "effect"
  * ways); decoding fills in `null` so callers always see the key.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ErrorItem = Schema.Struct({
   code: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
@@ -31,13 +32,17 @@ export const ErrorItem = Schema.Struct({
   type: Schema.optionalWith(Schema.String, { default: () => "error" })
 }).annotations({ identifier: "ErrorItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ErrorItem = typeof ErrorItem.Type
 
 /**
  * The error envelope shared by v1 and v2.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ErrorEnvelope = Schema.Struct({
   requestId: Schema.String,
@@ -45,7 +50,10 @@ export const ErrorEnvelope = Schema.Struct({
   errors: Schema.Array(ErrorItem)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ErrorEnvelope = typeof ErrorEnvelope.Type
 
 /**
@@ -54,6 +62,7 @@ export type ErrorEnvelope = typeof ErrorEnvelope.Type
  * {@link typeOf} are all read from here.
  *
  * @since 0.1.0
+ * @category errors
  */
 export const wireErrors = {
   BadRequest: { status: 400, type: "validation", description: "Invalid input: malformed JSON or a field that does not validate" },
@@ -77,64 +86,169 @@ const wireError = <const Tag extends keyof typeof wireErrors>(tag: Tag) =>
     identifier: tag
   })
 
-/** 400: the request is malformed or a field is invalid. @since 0.1.0 */
+/**
+ * 400: the request is malformed or a field is invalid.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const BadRequest = wireError("BadRequest")
-/** 401: `x-api-key` is missing or unknown. @since 0.1.0 */
+/**
+ * 401: `x-api-key` is missing or unknown.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const Unauthorized = wireError("Unauthorized")
-/** 403: the key lacks the permission for the target account or resource. @since 0.1.0 */
+/**
+ * 403: the key lacks the permission for the target account or resource.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const Forbidden = wireError("Forbidden")
-/** 404: the route, or the resource, does not exist or is not visible to the key. @since 0.1.0 */
+/**
+ * 404: the route, or the resource, does not exist or is not visible to the key.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const NotFound = wireError("NotFound")
-/** 408: the request was not received in time (a body that stopped half way). @since 0.1.0 */
+/**
+ * 408: the request was not received in time (a body that stopped half way).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const RequestTimeout = wireError("RequestTimeout")
-/** 409: a concurrent request with the same idempotency key is still running. @since 0.1.0 */
+/**
+ * 409: a concurrent request with the same idempotency key is still running.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const Conflict = wireError("Conflict")
-/** 413: the request body is over the server's limit. @since 0.1.0 */
+/**
+ * 413: the request body is over the server's limit.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const PayloadTooLarge = wireError("PayloadTooLarge")
-/** 415: a request body that is not `application/json`. @since 0.1.0 */
+/**
+ * 415: a request body that is not `application/json`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const UnsupportedMediaType = wireError("UnsupportedMediaType")
-/** 422: an idempotency key was reused with a different request. @since 0.1.0 */
+/**
+ * 422: an idempotency key was reused with a different request.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const Unprocessable = wireError("Unprocessable")
-/** 429: too many requests; the `Retry-After` header says when to try again. @since 0.1.0 */
+/**
+ * 429: too many requests; the `Retry-After` header says when to try again.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const TooManyRequests = wireError("TooManyRequests")
-/** 431: the request's headers are over the server's limit. @since 0.1.0 */
+/**
+ * 431: the request's headers are over the server's limit.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const HeadersTooLarge = wireError("HeadersTooLarge")
-/** 500: the server failed. @since 0.1.0 */
+/**
+ * 500: the server failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const InternalServerError = wireError("InternalServerError")
-/** 503: the server is unavailable for a moment. @since 0.1.0 */
+/**
+ * 503: the server is unavailable for a moment.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export const ServiceUnavailable = wireError("ServiceUnavailable")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type BadRequest = typeof BadRequest.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Unauthorized = typeof Unauthorized.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Forbidden = typeof Forbidden.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type NotFound = typeof NotFound.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type RequestTimeout = typeof RequestTimeout.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Conflict = typeof Conflict.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type PayloadTooLarge = typeof PayloadTooLarge.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type UnsupportedMediaType = typeof UnsupportedMediaType.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Unprocessable = typeof Unprocessable.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type TooManyRequests = typeof TooManyRequests.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type HeadersTooLarge = typeof HeadersTooLarge.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category errors
+ */
 export type InternalServerError = typeof InternalServerError.Type
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type ServiceUnavailable = typeof ServiceUnavailable.Type
 
 /**
  * Any wire error, discriminated by `_tag`.
  *
  * @since 0.1.0
+ * @category errors
  */
 export type WireError =
   | BadRequest
@@ -155,6 +269,7 @@ export type WireError =
  * The status each wire error is sent with.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const statusOf: { readonly [K in WireError["_tag"]]: number } = Object.fromEntries(
   Object.entries(wireErrors).map(([tag, error]) => [tag, error.status])
@@ -164,6 +279,7 @@ export const statusOf: { readonly [K in WireError["_tag"]]: number } = Object.fr
  * Whether `u` is a wire error (a declared error of the API, as raised on the server).
  *
  * @since 0.1.0
+ * @category guards
  */
 export const isWireError = (u: unknown): u is WireError =>
   typeof u === "object" && u !== null && typeof (u as { _tag?: unknown })._tag === "string" &&
@@ -173,6 +289,7 @@ export const isWireError = (u: unknown): u is WireError =>
  * The `type` each wire error carries in its items, per the spec's categories.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const typeOf: { readonly [K in WireError["_tag"]]: string } = Object.fromEntries(
   Object.entries(wireErrors).map(([tag, error]) => [tag, error.type])
@@ -186,11 +303,18 @@ export const typeOf: { readonly [K in WireError["_tag"]]: string } = Object.from
  * {@link maxFieldLength}.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const maxEchoLength = 100
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const maxMessageLength = 500
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const maxFieldLength = 200
 
 const longRun = new RegExp(`\\S{${maxEchoLength + 1},}`, "g")
@@ -206,6 +330,7 @@ const cut = (text: string, max: number) => {
  * Builds a wire error with a single problem; what it echoes is cut (see {@link maxEchoLength}).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const wireErrorOf = <Tag extends WireError["_tag"]>(
   tag: Tag,
@@ -231,6 +356,7 @@ export const wireErrorOf = <Tag extends WireError["_tag"]>(
  * server's own failures (500, 503). v1 and v2 declare them once each, through this.
  *
  * @since 0.1.0
+ * @category combinators
  */
 export const withCommonErrors = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>

@@ -20,6 +20,7 @@ export * as V2 from "./v2/index.js"
  * Both versions as the reference server serves them, side by side on one port.
  *
  * @since 0.1.0
+ * @category api
  */
 export class TributaryApi extends HttpApi.make("tributary")
   .addHttpApi(V1Api)

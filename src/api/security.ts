@@ -13,16 +13,21 @@ import { Unauthorized } from "./errors.js"
  * `viewer` read only.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Role = Schema.Literal("admin", "editor", "viewer")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export type Role = typeof Role.Type
 
 /**
  * The user behind the request's API key, as the server resolved it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Principal {
   readonly userId: number
@@ -37,6 +42,7 @@ export interface Principal {
  * The authenticated principal of the current request (provided by {@link ApiKeyAuth}).
  *
  * @since 0.1.0
+ * @category services
  */
 export class CurrentPrincipal extends Context.Tag("tributary/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
@@ -44,6 +50,7 @@ export class CurrentPrincipal extends Context.Tag("tributary/CurrentPrincipal")<
  * The `x-api-key` header scheme, shared by v1 and v2.
  *
  * @since 0.1.0
+ * @category models
  */
 export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("ApiKeyAuth", {
   failure: Unauthorized,

@@ -26,31 +26,46 @@ import { ApiKeyAuth } from "./security.js"
 
 const Success = Schema.Literal("success")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ValidateKeyResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
   message: Schema.optional(Schema.String)
 }).annotations({ identifier: "V1ValidateKeyResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AccountType = Schema.Literal("organization", "agency", "client")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Account = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
   accountType: AccountType
 }).annotations({ identifier: "V1Account" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AccountsResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
   accounts: Schema.Array(Account)
 }).annotations({ identifier: "V1AccountsResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DataSource = Schema.Struct({
   id: Schema.Int,
   title: Schema.String,
@@ -60,28 +75,40 @@ export const DataSource = Schema.Struct({
   ingestionSupported: Schema.Boolean
 }).annotations({ identifier: "V1DataSource" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DataSourcesResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
   dataSources: Schema.Array(DataSource)
 }).annotations({ identifier: "V1DataSourcesResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const TimezonesResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
   timezones: Schema.Array(TimezoneEntry)
 }).annotations({ identifier: "V1TimezonesResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateDataSourceRequest = Schema.Struct({
   accountId: Schema.optional(Schema.Int),
   title: PlainText,
   timezone: Schema.optional(Schema.String)
 }).annotations({ identifier: "V1CreateDataSourceRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateDataSourceResponse = Schema.Struct({
   requestId: RequestId,
   status: Schema.Literal("processing"),
@@ -92,14 +119,20 @@ export const CreateDataSourceResponse = Schema.Struct({
   key: Schema.String
 }).annotations({ identifier: "V1CreateDataSourceResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MessageResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
   message: Schema.String
 }).annotations({ identifier: "V1MessageResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Dataset = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
@@ -112,6 +145,7 @@ export const Dataset = Schema.Struct({
  * `GET /v1/datasets/{datasetId}`: one dataset, flat beside the status as v1 answers are.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetResponse = Schema.Struct({
   requestId: RequestId,
@@ -119,7 +153,10 @@ export const DatasetResponse = Schema.Struct({
   ...Dataset.fields
 }).annotations({ identifier: "V1DatasetResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetsResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
@@ -131,6 +168,7 @@ export const DatasetsResponse = Schema.Struct({
  * dataset cannot exist outside a data source.
  *
  * @since 0.1.0
+ * @category models
  */
 export const CreateDatasetRequest = Schema.Struct({
   title: Schema.optional(PlainText),
@@ -138,7 +176,10 @@ export const CreateDatasetRequest = Schema.Struct({
   primaryKeys: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "V1CreateDatasetRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateDatasetResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
@@ -147,7 +188,10 @@ export const CreateDatasetResponse = Schema.Struct({
   created: Timestamp
 }).annotations({ identifier: "V1CreateDatasetResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestRequest = Schema.Struct({
   records: Schema.Array(IngestRecord).pipe(
     Schema.minItems(1, { message: () => "at least 1 record is required" }),
@@ -157,7 +201,10 @@ export const IngestRequest = Schema.Struct({
   )
 }).annotations({ identifier: "V1IngestRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
@@ -170,24 +217,34 @@ export const IngestResponse = Schema.Struct({
  * stored (the answer is still 200, with `errors` saying why).
  *
  * @since 0.1.0
+ * @category models
  */
 export const IngestionStatus = Schema.Literal("processing", "success", "error")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionListItem = Schema.Struct({
   ingestionId: Schema.String,
   timestamp: Timestamp,
   status: IngestionStatus
 }).annotations({ identifier: "V1IngestionListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Pagination = Schema.Struct({
   page: Schema.Int,
   pageSize: Schema.Int,
   totalItems: Schema.Int
 }).annotations({ identifier: "V1Pagination" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionsResponse = Schema.Struct({
   requestId: RequestId,
   status: Success,
@@ -195,14 +252,20 @@ export const IngestionsResponse = Schema.Struct({
   pagination: Pagination
 }).annotations({ identifier: "V1IngestionsResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetMetrics = Schema.Struct({
   columnsCount: Schema.Int,
   datasetSizeMB: Schema.Number,
   totalDatasetRecordsCount: Schema.Int
 }).annotations({ identifier: "V1DatasetMetrics" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionMetrics = Schema.Struct({
   receivedRecordsCount: Schema.Int,
   appendedRecordsCount: Schema.Int,
@@ -210,7 +273,10 @@ export const IngestionMetrics = Schema.Struct({
   overwrittenRecordsCount: Schema.Int
 }).annotations({ identifier: "V1IngestionMetrics" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionProblem = Schema.Struct({
   code: Schema.NullOr(Schema.String),
   message: Schema.String,
@@ -218,7 +284,10 @@ export const IngestionProblem = Schema.Struct({
   type: Schema.String
 }).annotations({ identifier: "V1IngestionProblem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionDetailResponse = Schema.Struct({
   requestId: RequestId,
   status: IngestionStatus,
@@ -243,16 +312,27 @@ const PageParams = Schema.Struct({
 
 const accountPath = Schema.Struct({ accountId: IntegerId })
 const dataSourcePath = Schema.Struct({ dataSourceId: IntegerId })
-/** The `{datasetId}` of v1 dataset paths. @since 0.1.0 */
+/**
+ * The `{datasetId}` of v1 dataset paths.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetPath = Schema.Struct({ datasetId: UuidAnyCase })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V1Auth extends HttpApiGroup.make("v1Auth")
   .add(HttpApiEndpoint.get("validateKey", "/v1/auth/validate-key").addSuccess(ValidateKeyResponse))
   .annotate(OpenApi.Title, "v1 auth")
 {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V1Accounts extends HttpApiGroup.make("v1Accounts")
   .add(HttpApiEndpoint.get("listAccounts", "/v1/accounts").addSuccess(AccountsResponse))
   .add(HttpApiEndpoint.get("listTimezones", "/v1/accounts/timezones").addSuccess(TimezonesResponse))
@@ -271,7 +351,10 @@ export class V1Accounts extends HttpApiGroup.make("v1Accounts")
   .annotate(OpenApi.Title, "v1 accounts")
 {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V1DataSources extends HttpApiGroup.make("v1DataSources")
   .add(
     HttpApiEndpoint.post("createDataSource", "/v1/data-sources")
@@ -293,7 +376,10 @@ export class V1DataSources extends HttpApiGroup.make("v1DataSources")
   .annotate(OpenApi.Title, "v1 data sources")
 {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V1Datasets extends HttpApiGroup.make("v1Datasets")
   .add(
     HttpApiEndpoint.post("createDataset", "/v1/datasets")
@@ -347,6 +433,7 @@ export class V1Datasets extends HttpApiGroup.make("v1Datasets")
  * resource), 413 (body), 429 (rate limit), 500 and 503.
  *
  * @since 0.1.0
+ * @category api
  */
 export class V1Api extends withCommonErrors(HttpApi.make("v1")
   .add(V1Auth)

@@ -25,6 +25,7 @@ import { withTelemetry } from "./telemetry.js"
  * What a backfill reads and where it keeps its state.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface BackfillOptions {
   readonly source: Postgres.PostgresSourceOptions
@@ -58,6 +59,7 @@ export interface BackfillOptions {
  * or dead-lettered), with the service's outage when there is one.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const describeBackfill = (progress: Progress, now: number) => {
   const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
@@ -72,6 +74,7 @@ const rowsDone = (progress: Progress) => progress.accepted + progress.deadLetter
  * dead-lettered, not rows read (undefined without an estimate).
  *
  * @since 0.3.0
+ * @category utils
  */
 export const backfillDone = (remaining: number) => (progress: Progress): number | undefined =>
   remaining > 0 ? Math.min(1, rowsDone(progress) / remaining) : undefined
@@ -80,6 +83,7 @@ export const backfillDone = (remaining: number) => (progress: Progress): number 
  * The closing summary of a backfill.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
   [
@@ -93,6 +97,7 @@ export const summarizeBackfill = (progress: Progress, deadLetters: string) =>
  * Plans (or resumes) the backfill, creates the dataset when asked, and runs the pipeline.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const backfill = (client: TributaryClientService, options: BackfillOptions) =>
   Effect.gen(function*() {

@@ -8,7 +8,12 @@
 import { backfillOptions, demoOptions, ingestOptions, replayOptions, serveOptions, sinkOptions } from "./options.js"
 import { command } from "./spec.js"
 
-/** The version `--version` prints (package.json's, checked by a test). */
+/**
+ * The version `--version` prints (package.json's, checked by a test).
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const version = "0.1.0"
 
 /**

@@ -19,7 +19,12 @@ import type { demoOptions } from "./options.js"
 import { ingestNdjson, summarize } from "./ingest.js"
 import type { Values } from "./spec.js"
 
-/** The bundled sample: 2,000 orders and six bad lines. */
+/**
+ * The bundled sample: 2,000 orders and six bad lines.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const sampleFile = fileURLToPath(new URL("../../../examples/data/orders.ndjson", import.meta.url))
 
 /**

@@ -20,10 +20,20 @@ import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
 import { withTelemetry } from "./telemetry.js"
 
-/** The shell's code for a command stopped by Ctrl-C: the input was not consumed. @since 0.1.0 */
+/**
+ * The shell's code for a command stopped by Ctrl-C: the input was not consumed.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const interruptedExitCode = 130
 
-/** What `-` stands for. @since 0.1.0 */
+/**
+ * What `-` stands for.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const stdinPath = "/dev/stdin"
 
 const isStdin = (input: string) => input === "-" || input === stdinPath
@@ -32,6 +42,7 @@ const isStdin = (input: string) => input === "-" || input === stdinPath
  * The files an ingest of `input` uses unless told otherwise.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const defaultPaths = (input: string) => ({
   deadLetters: isStdin(input) ? "tributary-dead-letters.ndjson" : `${input}.dead-letters.ndjson`,
@@ -40,6 +51,7 @@ export const defaultPaths = (input: string) => ({
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export interface IngestNdjson {
   readonly input: string
@@ -64,6 +76,7 @@ export interface IngestNdjson {
  * dead-lettered) over the file's size.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const fileDone = (size: number) => (progress: Progress): number => {
   const resume = progress.committed[Ndjson.partition]?.resume as { readonly byteOffset?: number } | undefined
@@ -74,6 +87,7 @@ export const fileDone = (size: number) => (progress: Progress): number => {
  * The summary as one JSON object, for scripts (`--json`).
  *
  * @since 0.3.0
+ * @category utils
  */
 export const summaryJson = (
   progress: Progress,
@@ -97,6 +111,7 @@ export const summaryJson = (
  * Runs the pipeline from an NDJSON file or stdin, showing progress on stderr.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const ingestNdjson = (
   client: TributaryClientService,
@@ -141,6 +156,7 @@ export const ingestNdjson = (
  * What an interrupted ingest says: where it stopped and how to go on.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const interruptedMessage = (checkpointPath: string | undefined) =>
   checkpointPath === undefined
@@ -162,6 +178,7 @@ export const interruptedMessage = (checkpointPath: string | undefined) =>
  * The closing summary of an ingest.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const summarize = (progress: Progress, paths: { readonly deadLetters: string; readonly checkpoint: string | undefined }) =>
   [
@@ -181,6 +198,7 @@ export const summarize = (progress: Progress, paths: { readonly deadLetters: str
  * answer was lost) are counted apart.
  *
  * @since 0.2.0
+ * @category utils
  */
 export const storedText = (progress: Progress) =>
   progress.replayed === 0
@@ -192,6 +210,7 @@ export const storedText = (progress: Progress) =>
  * What a resumed run says first: which run, where it stands, what its earlier runs did.
  *
  * @since 0.2.0
+ * @category utils
  */
 export const resumedMessage = (
   event: Extract<PipelineEvent, { readonly _tag: "Resumed" }>,

@@ -20,6 +20,7 @@ import { emptyProgress, type PipelineEvent, type Progress } from "../pipeline/ev
  * A snapshot of the sink, read at every scrape.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SinkStatus {
   readonly progress: Progress
@@ -32,6 +33,7 @@ export interface SinkStatus {
  * Messages between the committed offset and the end; 0 when either is unknown.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const lagOf = (p: PartitionStatus): number =>
   p.end === undefined || p.committed === undefined ? 0 : Math.max(0, p.end - p.committed)
@@ -124,6 +126,7 @@ export const sinkRegistry = (status: () => SinkStatus): Registry => {
  * The metrics port could not be opened.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class MetricsServerError extends Data.TaggedError("MetricsServerError")<{ readonly reason: string }> {
   override get message() {

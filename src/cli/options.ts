@@ -93,7 +93,12 @@ const connection = {
   apiKey: secret(withEnv(text("api-key", "KEY", "API key"), "TRIBUTARY_API_KEY"))
 }
 
-/** The defaults of the delivery options, as the library has them. */
+/**
+ * The defaults of the delivery options, as the library has them.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const deliveryDefaults = { concurrency: 16, maxPending: 4096, maxPendingBytes: "64mb", retries: 8, maxLineBytes: 1024 * 1024 }
 
 const concurrency = withDefault(

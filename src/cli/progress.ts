@@ -23,6 +23,7 @@ const rate = (progress: Progress, now: number) => {
  * `3s`, `2m05s`, `1h02m`.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const formatSeconds = (s: number) => {
   const total = Math.max(0, Math.round(s))
@@ -36,6 +37,7 @@ export const formatSeconds = (s: number) => {
  * What an outage of the service looks like on the progress line (empty while it answers).
  *
  * @since 0.3.0
+ * @category utils
  */
 export const describeOutage = (progress: Progress, now: number) =>
   progress.outage === null
@@ -46,6 +48,7 @@ export const describeOutage = (progress: Progress, now: number) =>
  * One line describing the progress.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const describeProgress = (progress: Progress, now: number = Date.now()): string =>
   `read ${progress.read}  stored ${progress.accepted}  rejected ${progress.rejected}  dead-lettered ${progress.deadLettered}` +
@@ -56,6 +59,7 @@ export const describeProgress = (progress: Progress, now: number = Date.now()): 
  * The bar for a share done, with the time left when it can be told.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const bar = (done: number, etaSeconds: number | undefined, width = 24) => {
   const share = Math.min(1, Math.max(0, done))
@@ -70,6 +74,7 @@ export const bar = (done: number, etaSeconds: number | undefined, width = 24) =>
  * The time left at a steady pace: the share done since `first` seen at `since`, projected.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const etaSeconds = (first: { readonly at: number; readonly done: number }, done: number, now: number) => {
   const gained = done - first.done
@@ -82,6 +87,7 @@ export const etaSeconds = (first: { readonly at: number; readonly done: number }
  * terminal (with a bar when `done` tells the share done), one line per `logEvery` otherwise.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const progressDisplay = (options: {
   readonly stream: NodeJS.WriteStream
@@ -115,6 +121,7 @@ export const progressDisplay = (options: {
  * Ends the in-place line on a terminal.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const endProgress = (stream: NodeJS.WriteStream) => Effect.sync(() => {
   if (stream.isTTY === true) stream.write("\n")
@@ -126,6 +133,7 @@ export const endProgress = (stream: NodeJS.WriteStream) => Effect.sync(() => {
  * update redraws).
  *
  * @since 0.3.0
+ * @category utils
  */
 export const retryNotice = (stream: NodeJS.WriteStream) => (notice: RetryNotice): Effect.Effect<void> =>
   Effect.sync(() => {

@@ -27,6 +27,7 @@ import type { Values } from "./spec.js"
  * text otherwise (`EUR`).
  *
  * @since 0.3.0
+ * @category utils
  */
 export const parseSet = (text: string): Option.Option<readonly [string, unknown]> => {
   const at = text.indexOf("=")
@@ -45,6 +46,7 @@ export const parseSet = (text: string): Option.Option<readonly [string, unknown]
  * `old=new`.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const parseRename = (text: string): Option.Option<readonly [string, string]> => {
   const at = text.indexOf("=")
@@ -57,6 +59,7 @@ const list = (values: ReadonlyArray<string>) => values.flatMap((value) => value.
  * The closing summary of a replay.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const summarizeReplay = (progress: Progress, deadLetters: string) =>
   [

@@ -12,6 +12,7 @@ import type { PipelineEvent, Progress } from "../pipeline/events.js"
  * (`TOPIC:N`), `line 12` for a file's, `partition p offset 7` otherwise.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const describePosition = (position: { readonly partition: string; readonly offset: number }, unit: "line" | "row" | "offset") => {
   if (unit !== "offset") return `${unit} ${position.offset}`
@@ -24,6 +25,7 @@ export const describePosition = (position: { readonly partition: string; readonl
  * topic orders partition 3 offset 1711`.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const columnAddedLine = (event: Extract<PipelineEvent, { readonly _tag: "ColumnAdded" }>, unit: "line" | "row" | "offset") =>
   `column "${event.column.id}" (${event.column.dataType}) added by ${describePosition(event.position, unit)}`
@@ -33,6 +35,7 @@ export const columnAddedLine = (event: Extract<PipelineEvent, { readonly _tag: "
  * `schema: columns added coupon (string); values discarded 3 (unknown_column coupon 3)`.
  *
  * @since 0.3.0
+ * @category utils
  */
 export const schemaSummary = (progress: Progress): ReadonlyArray<string> => {
   const parts = [

@@ -32,6 +32,7 @@ const describeUrl = (url: Redacted.Redacted): string => {
  * admin key to the first organization.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const resolveSeed = (file: Option.Option<string>, key: Option.Option<string>) =>
   Effect.gen(function*() {

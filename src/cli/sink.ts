@@ -27,6 +27,7 @@ import { withTelemetry } from "./telemetry.js"
  * The connection settings the flags describe.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const kafkaSettings = (options: {
   readonly brokers: string
@@ -56,6 +57,7 @@ export const kafkaSettings = (options: {
  * The status line: recent records/s, lag, in flight, dead letters.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const describeSink = (partitions: () => ReadonlyArray<Kafka.PartitionStatus>) => {
   let last: { readonly at: number; readonly accepted: number } | undefined

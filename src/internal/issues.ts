@@ -19,6 +19,7 @@ import * as AST from "effect/SchemaAST"
  * One issue: where (`["lines", 1, "qty"]`) and what.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Issue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -29,6 +30,7 @@ export interface Issue {
  * `["organizations", 0, "users"]` -> `organizations[0].users`; `""` for the value itself.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
   let text = ""
@@ -65,6 +67,7 @@ const expectedText = (expected: string, objects: ReadonlySet<string>): string =>
  * mapping, so the names are collected from the schemas once, up front.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const objectIdentifiers = (asts: Iterable<AST.AST>): ReadonlySet<string> => {
   const names = new Set<string>()
@@ -118,6 +121,7 @@ const isOtherMember = (expected: string) => expected === "undefined" || expected
  * `objects` names the object schemas (`objectIdentifiers`), said as "an object".
  *
  * @since 0.1.0
+ * @category utils
  */
 export const tidyIssues = (
   issues: ReadonlyArray<Issue>,
@@ -154,6 +158,7 @@ export const tidyIssues = (
  * A parse error's issues, folded (see `tidyIssues`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const parseIssues = (error: ParseResult.ParseError, objects?: ReadonlySet<string>): ReadonlyArray<Issue> =>
   tidyIssues(ParseResult.ArrayFormatter.formatErrorSync(error), objects)

@@ -11,7 +11,10 @@ import { IntegerId, Timestamp } from "../common.js"
 import { Conflict, Forbidden, Unprocessable } from "../errors.js"
 import { DataResponse, IdempotencyHeaders, Name, PageParams, PageResponse, SortOrder, UserRef } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AccountListItem = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -19,7 +22,10 @@ export const AccountListItem = Schema.Struct({
   managedBy: Schema.NullOr(UserRef)
 }).annotations({ identifier: "AccountListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AccountDetail = Schema.Struct({
   ...AccountListItem.fields,
   companyName: Schema.NullOr(Schema.String),
@@ -27,7 +33,10 @@ export const AccountDetail = Schema.Struct({
   websiteUrl: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AccountDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AccountListParams = Schema.Struct({
   ...PageParams.fields,
   search: Schema.optional(Schema.String),
@@ -37,26 +46,40 @@ export const AccountListParams = Schema.Struct({
 
 const WebsiteUrl = Schema.String.pipe(Schema.maxLength(2048, { message: () => "must be at most 2048 characters" }))
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateAccountRequest = Schema.Struct({
   name: Name,
   managedById: Schema.optional(Schema.Int),
   websiteUrl: Schema.optional(Schema.NullOr(WebsiteUrl))
 }).annotations({ identifier: "CreateAccountRequest" })
 
-/** `managedById: null` and `websiteUrl: null` (or `""`) clear. @since 0.1.0 */
+/**
+ * `managedById: null` and `websiteUrl: null` (or `""`) clear.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const UpdateAccountRequest = Schema.Struct({
   name: Schema.optional(Name),
   managedById: Schema.optional(Schema.NullOr(Schema.Int)),
   websiteUrl: Schema.optional(Schema.NullOr(WebsiteUrl))
 }).annotations({ identifier: "UpdateAccountRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AccountIdPath = Schema.Struct({ id: IntegerId })
 
 const Detail = DataResponse(AccountDetail, "AccountDetailResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Accounts extends HttpApiGroup.make("v2Accounts")
   .add(
     HttpApiEndpoint.get("list", "/v2/accounts")

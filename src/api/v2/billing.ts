@@ -10,7 +10,10 @@ import { Schema } from "effect"
 import { Forbidden } from "../errors.js"
 import { DataResponse, PageParams, PageResponse } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Billing = Schema.Struct({
   planName: Schema.String,
   planStatus: Schema.String,
@@ -18,7 +21,10 @@ export const Billing = Schema.Struct({
   billingEmail: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "BillingResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Invoice = Schema.Struct({
   invoiceId: Schema.NullOr(Schema.String),
   date: Schema.NullOr(Schema.String),
@@ -29,7 +35,10 @@ export const Invoice = Schema.Struct({
   downloadUrl: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Invoice" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Billing extends HttpApiGroup.make("v2Billing")
   .add(HttpApiEndpoint.get("get", "/v2/billing").addSuccess(DataResponse(Billing, "BillingDetailResponse")).addError(Forbidden))
   .add(

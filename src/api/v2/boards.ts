@@ -13,7 +13,10 @@ import { IntegerId } from "../common.js"
 import { DataResponse, PageParams, PageResponse, SortOrder } from "./common.js"
 import { AppliedFilters, Granularity, MetricColumn } from "./metrics.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const BoardListItem = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -21,7 +24,10 @@ export const BoardListItem = Schema.Struct({
   integrationKeys: Schema.Array(Schema.String)
 }).annotations({ identifier: "BoardListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const BoardListParams = Schema.Struct({
   ...PageParams.fields,
   search: Schema.optional(Schema.String),
@@ -33,6 +39,7 @@ export const BoardListParams = Schema.Struct({
  * The range a block shows: relative labels (`today`, `30daysAgo`) or dates, and a granularity.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DateRange = Schema.Struct({
   from: Schema.String,
@@ -40,7 +47,10 @@ export const DateRange = Schema.Struct({
   granularity: Granularity
 }).annotations({ identifier: "DateRange" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const BlockMetric = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -52,7 +62,10 @@ export const BlockMetric = Schema.Struct({
   appliedFilters: Schema.NullOr(AppliedFilters)
 }).annotations({ identifier: "BlockMetric" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Datablock = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -60,14 +73,20 @@ export const Datablock = Schema.Struct({
   metrics: Schema.Array(BlockMetric)
 }).annotations({ identifier: "Datablock" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const BoardMetrics = Schema.Struct({ datablocks: Schema.Array(Datablock) }).annotations({ identifier: "BoardMetrics" })
 
 const BoardPath = Schema.Struct({ id: IntegerId })
 const Page = PageResponse(BoardListItem, "BoardPage")
 const Metrics = DataResponse(BoardMetrics, "BoardMetricsResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Boards extends HttpApiGroup.make("v2Boards")
   .add(HttpApiEndpoint.get("list", "/v2/boards").setUrlParams(BoardListParams).addSuccess(Page))
   .add(HttpApiEndpoint.get("metrics", "/v2/boards/:id/metrics").setPath(BoardPath).addSuccess(Metrics))

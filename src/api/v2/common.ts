@@ -12,11 +12,15 @@ export { IdempotencyHeaders, Name }
  * A v2 success answer: the payload nested under `data`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const DataResponse = <S extends Schema.Schema.Any>(data: S, identifier: string) =>
   Schema.Struct({ requestId: RequestId, status: Schema.Literal("success"), data }).annotations({ identifier })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Pagination = Schema.Struct({
   page: Schema.Int,
   pageSize: Schema.Int,
@@ -27,6 +31,7 @@ export const Pagination = Schema.Struct({
  * A v2 list answer: `data.items` and `data.pagination`.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const PageResponse = <S extends Schema.Schema.Any>(item: S, identifier: string) =>
   DataResponse(Schema.Struct({ items: Schema.Array(item), pagination: Pagination }), identifier)
@@ -38,6 +43,7 @@ export const PageResponse = <S extends Schema.Schema.Any>(item: S, identifier: s
  * defaults (0 and 25).
  *
  * @since 0.1.0
+ * @category models
  */
 export const PageParams = Schema.Struct({
   page: Schema.optional(
@@ -54,19 +60,31 @@ export const PageParams = Schema.Struct({
   )
 })
 
-/** Default and maximum `pageSize` of v2 lists. @since 0.1.0 */
+/**
+ * Default and maximum `pageSize` of v2 lists.
+ *
+ * @since 0.1.0
+ * @category defaults
+ */
 export const DefaultPageSize = 25
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const MaxPageSize = 100
 
 /**
  * Sorting query of v2 lists.
  *
  * @since 0.1.0
+ * @category models
  */
 export const SortOrder = Schema.Literal("asc", "desc")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UserRef = Schema.Struct({ id: Schema.Int, name: Schema.String }).annotations({ identifier: "UserRef" })
 
 /**
@@ -74,6 +92,7 @@ export const UserRef = Schema.Struct({ id: Schema.Int, name: Schema.String }).an
  * have none.
  *
  * @since 0.1.0
+ * @category models
  */
 export const SyncInfo = Schema.Struct({
   initiatedAt: Schema.NullOr(Schema.String),
@@ -82,7 +101,10 @@ export const SyncInfo = Schema.Struct({
   type: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "SyncInfo" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const StatusInfo = Schema.Struct({
   status: Schema.String,
   statusCode: Schema.NullOr(Schema.String),
@@ -97,13 +119,17 @@ export const StatusInfo = Schema.Struct({
  * `accessList`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Permissions = Schema.Struct({
   accessLevel: Schema.Literal("everyone", "selectedUsers", "private"),
   accessList: Schema.NullOr(Schema.Array(UserRef))
 }).annotations({ identifier: "Permissions" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const PermissionsUpdate = Schema.Struct({
   accessLevel: Schema.Literal("everyone", "selectedUsers", "private"),
   accessList: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ id: Schema.Int }))))
@@ -113,10 +139,14 @@ export const PermissionsUpdate = Schema.Struct({
  * Sync intervals the service accepts, in minutes.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const SyncIntervals = [1, 15, 60, 240, 360, 480, 1440] as const
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const SyncFrequencyOption = Schema.Struct({
   syncInterval: Schema.Int,
   label: Schema.String,
@@ -125,7 +155,10 @@ export const SyncFrequencyOption = Schema.Struct({
   availability: Schema.String
 }).annotations({ identifier: "SyncFrequencyOption" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const SyncFrequencyUpdate = Schema.Struct({ syncInterval: Schema.Int }).annotations({
   identifier: "SyncFrequencyUpdate"
 })
@@ -134,6 +167,7 @@ export const SyncFrequencyUpdate = Schema.Struct({ syncInterval: Schema.Int }).a
  * The optional `x-account-id` header: act on another account of the organization.
  *
  * @since 0.1.0
+ * @category models
  */
 export const AccountHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))),
@@ -145,6 +179,7 @@ export const AccountHeaders = Schema.Struct({
  * `{id}` of v2 data sources: an integer.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DataSourceIdPath = Schema.Struct({ id: IntegerId })
 
@@ -155,6 +190,7 @@ const digits = /^[1-9][0-9]{0,15}$/
  * either API handed out names the same dataset here. Decodes to a number or a (lower-case) UUID.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetId = Schema.transform(
   Schema.String.pipe(
@@ -178,6 +214,7 @@ export const DatasetId = Schema.transform(
  * `{id}` of v2 datasets: a number, or the dataset's UUID (see `DatasetId`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetIdPath = Schema.Struct({ id: DatasetId })
 

@@ -12,7 +12,10 @@ import { IntegerId, Timestamp } from "../common.js"
 import { Forbidden } from "../errors.js"
 import { DataResponse, Name, PageParams, PageResponse, Permissions, PermissionsUpdate, UserRef } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ConnectionStatusInfo = Schema.Struct({
   status: Schema.String,
   reason: Schema.NullOr(Schema.String),
@@ -20,7 +23,10 @@ export const ConnectionStatusInfo = Schema.Struct({
   userAction: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ConnectionStatusInfo" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ConnectionListItem = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -30,7 +36,10 @@ export const ConnectionListItem = Schema.Struct({
   statusInfo: ConnectionStatusInfo
 }).annotations({ identifier: "ConnectionListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ConnectionDetail = Schema.Struct({
   ...ConnectionListItem.fields,
   accessLevel: Permissions.fields.accessLevel,
@@ -39,13 +48,21 @@ export const ConnectionDetail = Schema.Struct({
   dataSourcesCount: Schema.Int
 }).annotations({ identifier: "ConnectionDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ConnectionPermissions = Schema.Struct({
   ...Permissions.fields,
   sharedWithAccounts: Schema.Boolean
 }).annotations({ identifier: "ConnectionPermissions" })
 
-/** The sharing flag is replaced on every call, as on the service. @since 0.1.0 */
+/**
+ * The sharing flag is replaced on every call, as on the service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const ConnectionPermissionsUpdate = Schema.Struct({
   ...PermissionsUpdate.fields,
   sharedWithAccounts: Schema.Boolean
@@ -55,7 +72,10 @@ const ConnectionPath = Schema.Struct({ id: IntegerId })
 const Detail = DataResponse(ConnectionDetail, "ConnectionDetailResponse")
 const PermissionsAnswer = DataResponse(ConnectionPermissions, "ConnectionPermissionsResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Connections extends HttpApiGroup.make("v2Connections")
   .add(
     HttpApiEndpoint.get("list", "/v2/connections")

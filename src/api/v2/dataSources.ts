@@ -26,7 +26,10 @@ import {
   UserRef
 } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DataSourceListItem = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -38,14 +41,20 @@ export const DataSourceListItem = Schema.Struct({
   statusInfo: StatusInfo
 }).annotations({ identifier: "DataSourceListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DataSourceDetail = Schema.Struct({
   ...DataSourceListItem.fields,
   managedBy: Schema.NullOr(UserRef),
   syncInterval: Schema.NullOr(Schema.Int)
 }).annotations({ identifier: "DataSourceDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DataSourceListParams = Schema.Struct({
   ...PageParams.fields,
   search: Schema.optional(Schema.String),
@@ -54,7 +63,10 @@ export const DataSourceListParams = Schema.Struct({
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateDataSourceRequest = Schema.Struct({
   name: Name,
   timezone: Schema.optional(Schema.String),
@@ -63,12 +75,18 @@ export const CreateDataSourceRequest = Schema.Struct({
   connectionId: Schema.optional(Schema.Int)
 }).annotations({ identifier: "V2CreateDataSourceRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UpdateDataSourceRequest = Schema.Struct({ name: Name }).annotations({
   identifier: "V2UpdateDataSourceRequest"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const TimezoneUpdate = Schema.Struct({
   timezone: Schema.String,
   applyToDatasets: Schema.optional(Schema.Boolean),
@@ -78,7 +96,10 @@ export const TimezoneUpdate = Schema.Struct({
 const Detail = DataResponse(DataSourceDetail, "DataSourceDetailResponse")
 const Message = DataResponse(Schema.Struct({ message: Schema.String }), "V2MessageResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2DataSources extends HttpApiGroup.make("v2DataSources")
   .add(
     HttpApiEndpoint.get("list", "/v2/data-sources")

@@ -19,19 +19,26 @@ import { SchemaColumn } from "./datasets.js"
  * and `is_not_null`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const FilterCondition = Schema.Struct({
   type: Schema.String,
   value: Schema.optional(Schema.Unknown)
 }).annotations({ identifier: "ModificationFilterCondition" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ColumnFilter = Schema.Struct({
   logicalOperator: Schema.Literal("AND", "OR"),
   conditions: Schema.Array(FilterCondition)
 }).annotations({ identifier: "ModificationColumnFilter" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const OutputFormatChoice = Schema.Struct({
   type: Schema.String,
   scale: Schema.optional(Schema.NullOr(Schema.String))
@@ -42,6 +49,7 @@ export const OutputFormatChoice = Schema.Struct({
  * numbers are read (`inputFormat`) and how values are shown (`outputFormat`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const DataTypeChange = Schema.Struct({
   outputLogicalType: Schema.String,
@@ -55,6 +63,7 @@ const byColumn = <S extends Schema.Schema.Any>(value: S) => Schema.Record({ key:
  * A full definition, as `PUT` and the preview take it: a key left out is cleared.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ModificationsRequest = Schema.Struct({
   filters: Schema.optional(byColumn(ColumnFilter)),
@@ -70,6 +79,7 @@ export const ModificationsRequest = Schema.Struct({
  * `visibility` cover every column, stored and calculated.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetModifications = Schema.Struct({
   filters: byColumn(ColumnFilter),
@@ -80,7 +90,10 @@ export const DatasetModifications = Schema.Struct({
   visibility: byColumn(Schema.Boolean)
 }).annotations({ identifier: "DatasetModificationResponse" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const PreviewParams = Schema.Struct({
   sortBy: Schema.optional(Schema.String),
   sortOrder: Schema.optional(SortOrder)
@@ -91,6 +104,7 @@ export const PreviewParams = Schema.Struct({
  * schema view (hidden columns with `visible: false`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const ModificationPreview = Schema.Struct({
   items: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
@@ -98,7 +112,10 @@ export const ModificationPreview = Schema.Struct({
   schema: Schema.Array(SchemaColumn)
 }).annotations({ identifier: "ModificationPreview" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const FormulaFunction = Schema.Struct({
   name: Schema.String,
   signature: Schema.String,
@@ -113,7 +130,10 @@ export const FormulaFunction = Schema.Struct({
 
 const InputFormat = Schema.Struct({ id: Schema.String, displayName: Schema.String })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ModificationRules = Schema.Struct({
   filterRules: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }),
   dataTypeRules: Schema.Struct({
@@ -137,7 +157,10 @@ export const ModificationRules = Schema.Struct({
 
 const Answer = DataResponse(DatasetModifications, "DatasetModificationsResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2DatasetModifications extends HttpApiGroup.make("v2DatasetModifications")
   .add(
     HttpApiEndpoint.get("functions", "/v2/datasets/modifications/functions").addSuccess(

@@ -27,6 +27,7 @@ import { DatasetDetail, VerificationDetail } from "./datasets.js"
  * `datetime` column).
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetMetadata = Schema.Struct({
   description: Schema.NullOr(Schema.String),
@@ -38,6 +39,7 @@ export const DatasetMetadata = Schema.Struct({
  * A partial metadata update: fields left out keep their value, `null` clears one.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetMetadataUpdate = Schema.Struct({
   description: Schema.optional(Schema.NullOr(Schema.String)),
@@ -45,12 +47,18 @@ export const DatasetMetadataUpdate = Schema.Struct({
   defaultTimeDimension: Schema.optional(Schema.NullOr(Schema.String))
 }).annotations({ identifier: "DatasetMetadataUpdate" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ConceptType = Schema.Literal("measure", "dimension", "timeDimension").annotations({
   identifier: "ConceptType"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ColumnMetadataItem = Schema.Struct({
   id: Schema.String,
   displayName: Schema.String,
@@ -59,7 +67,12 @@ export const ColumnMetadataItem = Schema.Struct({
   synonyms: Schema.NullOr(Schema.Array(Schema.String))
 }).annotations({ identifier: "ColumnMetadataItem" })
 
-/** One entry per schema column. @since 0.1.0 */
+/**
+ * One entry per schema column.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const ColumnMetadataList = Schema.Struct({ items: Schema.Array(ColumnMetadataItem) }).annotations({
   identifier: "ColumnMetadataList"
 })
@@ -68,6 +81,7 @@ export const ColumnMetadataList = Schema.Struct({ items: Schema.Array(ColumnMeta
  * A change to one column's metadata: fields left out keep their value, `null` clears one.
  *
  * @since 0.1.0
+ * @category models
  */
 export const ColumnMetadataChange = Schema.Struct({
   id: Schema.String,
@@ -76,25 +90,39 @@ export const ColumnMetadataChange = Schema.Struct({
   synonyms: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
 }).annotations({ identifier: "ColumnMetadataChange" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ColumnMetadataUpdate = Schema.Struct({
   columns: Schema.Array(ColumnMetadataChange).pipe(
     Schema.minItems(1, { message: () => "at least 1 column is required" })
   )
 }).annotations({ identifier: "ColumnMetadataUpdate" })
 
-/** `purgeData: true` also removes every stored row. @since 0.1.0 */
+/**
+ * `purgeData: true` also removes every stored row.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetTimezoneUpdate = Schema.Struct({
   timezone: Schema.String,
   purgeData: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "DatasetTimezoneUpdate" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const VerificationUpdate = Schema.Struct({ isVerified: Schema.Boolean }).annotations({
   identifier: "VerificationUpdate"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const SyncHistoryItem = Schema.Struct({
   id: Schema.String,
   initiatedAt: Schema.NullOr(Timestamp),
@@ -104,12 +132,18 @@ export const SyncHistoryItem = Schema.Struct({
   error: Schema.NullOr(Schema.Struct({ title: Schema.String, description: Schema.NullOr(Schema.String) }))
 }).annotations({ identifier: "SyncHistoryItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DailyStatistic = Schema.Struct({ date: Schema.String, status: Schema.String }).annotations({
   identifier: "DailyStatistic"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const SyncStatistics = Schema.Struct({
   avgSuccessDuration: Schema.NullOr(Schema.Number),
   dailyStatistics: Schema.Array(DailyStatistic),
@@ -117,7 +151,10 @@ export const SyncStatistics = Schema.Struct({
   successRate: Schema.NullOr(Schema.Number)
 }).annotations({ identifier: "SyncStatistics" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const LineageNode = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -128,6 +165,7 @@ export const LineageNode = Schema.Struct({
  * What a dataset is built from (`parents`) and what is built on it (`children`).
  *
  * @since 0.1.0
+ * @category models
  */
 export const DatasetLineage = Schema.Struct({
   id: Schema.Int,
@@ -141,7 +179,10 @@ const Columns = DataResponse(ColumnMetadataList, "ColumnMetadataResponse")
 const PermissionsAnswer = DataResponse(Permissions, "DatasetPermissionsResponse")
 const Verification = DataResponse(VerificationDetail, "VerificationDetailResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2DatasetSettings extends HttpApiGroup.make("v2DatasetSettings")
   .add(HttpApiEndpoint.get("getMetadata", "/v2/datasets/:id/metadata").setPath(DatasetIdPath).addSuccess(Metadata))
   .add(

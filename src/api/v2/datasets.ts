@@ -24,16 +24,25 @@ import {
   UserRef
 } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ColumnType = Schema.Literal("string", "number", "datetime")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ColumnDefinition = Schema.Struct({
   id: PlainText.pipe(Schema.minLength(1, { message: () => "column id must not be empty" })),
   dataType: ColumnType
 }).annotations({ identifier: "ColumnDefinition" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const SchemaColumn = Schema.Struct({
   id: Schema.String,
   displayName: Schema.String,
@@ -42,7 +51,10 @@ export const SchemaColumn = Schema.Struct({
   visible: Schema.Boolean
 }).annotations({ identifier: "SchemaColumn" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetListItem = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -59,14 +71,20 @@ export const DatasetListItem = Schema.Struct({
   )
 }).annotations({ identifier: "DatasetListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const VerificationDetail = Schema.Struct({
   isVerified: Schema.Boolean,
   verifiedAt: Schema.NullOr(Timestamp),
   verifiedBy: Schema.NullOr(UserRef)
 }).annotations({ identifier: "VerificationDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetDetail = Schema.Struct({
   ...DatasetListItem.fields,
   /** The dataset's v1 id: the same dataset in `/v1/datasets/{datasetId}` paths. */
@@ -87,7 +105,10 @@ export const DatasetDetail = Schema.Struct({
   verificationInfo: Schema.NullOr(VerificationDetail)
 }).annotations({ identifier: "DatasetDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetListParams = Schema.Struct({
   ...PageParams.fields,
   dataSourceId: Schema.optional(Schema.NumberFromString.pipe(Schema.int()).annotations({ jsonSchema: { type: "integer" } })),
@@ -96,7 +117,10 @@ export const DatasetListParams = Schema.Struct({
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateDatasetRequest = Schema.Struct({
   name: Name,
   dataSourceId: Schema.Int,
@@ -107,15 +131,24 @@ export const CreateDatasetRequest = Schema.Struct({
   primaryKey: Schema.optional(Schema.Array(Schema.String))
 }).annotations({ identifier: "V2CreateDatasetRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UpdateDatasetRequest = Schema.Struct({ name: Name }).annotations({ identifier: "V2UpdateDatasetRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DuplicateDatasetRequest = Schema.Struct({ name: Schema.optional(Name) }).annotations({
   identifier: "DuplicateDatasetRequest"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetSchema = Schema.Struct({
   items: Schema.Array(SchemaColumn),
   /** Absent for datasets that cannot have one (research §4.9); ours always carry it, empty without a key. */
@@ -126,6 +159,7 @@ export const DatasetSchema = Schema.Struct({
  * Stored rows; `pageSize` up to 1000 (default 200), as on the service's row endpoints.
  *
  * @since 0.1.0
+ * @category models
  */
 export const DataParams = Schema.Struct({
   ...PageParams.fields,
@@ -133,7 +167,10 @@ export const DataParams = Schema.Struct({
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DatasetRows = Schema.Struct({
   items: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   pagination: Pagination,
@@ -146,6 +183,7 @@ export const DatasetRows = Schema.Struct({
  * non-object record is rejected on its own rather than failing the request.
  *
  * @since 0.1.0
+ * @category models
  */
 export const IngestRequest = Schema.Struct({
   records: Schema.Array(IngestRecord).pipe(
@@ -154,17 +192,28 @@ export const IngestRequest = Schema.Struct({
   )
 }).annotations({ identifier: "V2IngestRequest" })
 
-/** `queued` -> `processing` -> `success` | `failed` | `purged`. @since 0.1.0 */
+/**
+ * `queued` -> `processing` -> `success` | `failed` | `purged`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionStatus = Schema.Literal("queued", "processing", "success", "failed", "purged")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestAccepted = Schema.Struct({
   ingestionId: Schema.String,
   status: IngestionStatus,
   message: Schema.String
 }).annotations({ identifier: "IngestAccepted" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionListItem = Schema.Struct({
   id: Schema.String,
   status: IngestionStatus,
@@ -173,7 +222,10 @@ export const IngestionListItem = Schema.Struct({
   duration: Schema.NullOr(Schema.Number)
 }).annotations({ identifier: "IngestionListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionError = Schema.Struct({
   code: Schema.NullOr(Schema.String),
   field: Schema.NullOr(Schema.String),
@@ -181,7 +233,10 @@ export const IngestionError = Schema.Struct({
   record: Schema.Unknown
 }).annotations({ identifier: "IngestionError" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionDetail = Schema.Struct({
   ...IngestionListItem.fields,
   summary: Schema.NullOr(
@@ -202,7 +257,10 @@ export const IngestionDetail = Schema.Struct({
   errors: Schema.NullOr(Schema.Array(IngestionError))
 }).annotations({ identifier: "IngestionDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IngestionStatistics = Schema.Struct({
   avgSuccessDuration: Schema.NullOr(Schema.Number),
   dailyStatistics: Schema.NullOr(Schema.Array(Schema.Struct({ date: Schema.String, status: Schema.String }))),
@@ -216,6 +274,7 @@ const Message = DataResponse(Schema.Struct({ message: Schema.String }), "Dataset
  * `/v2/datasets/:id/ingestions/:ingestionId`'s parameters.
  *
  * @since 0.3.0
+ * @category models
  */
 export const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidAnyCase })
 
@@ -223,6 +282,7 @@ export const IngestionPath = Schema.Struct({ id: DatasetId, ingestionId: UuidAny
  * The answer to `GET /v2/datasets/:id/ingestions/:ingestionId`.
  *
  * @since 0.3.0
+ * @category models
  */
 export const IngestionDetailResponse = DataResponse(IngestionDetail, "IngestionDetailResponse")
 
@@ -230,10 +290,14 @@ export const IngestionDetailResponse = DataResponse(IngestionDetail, "IngestionD
  * The answer to `GET /v2/datasets/:id/schema`.
  *
  * @since 0.3.0
+ * @category models
  */
 export const DatasetSchemaResponse = DataResponse(DatasetSchema, "DatasetSchemaResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Datasets extends HttpApiGroup.make("v2Datasets")
   .add(
     HttpApiEndpoint.get("list", "/v2/datasets")

@@ -37,7 +37,10 @@ export * as Accounts from "./accounts.js"
 export * as Users from "./users.js"
 export * as Billing from "./billing.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Api extends withCommonErrors(HttpApi.make("v2")
   .add(V2Auth)
   .add(V2Organization)

@@ -10,7 +10,10 @@ import { Schema } from "effect"
 import { IntegerId } from "../common.js"
 import { DataResponse, PageParams, PageResponse, SortOrder } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IntegrationListItem = Schema.Struct({
   id: Schema.Int,
   key: Schema.String,
@@ -18,7 +21,10 @@ export const IntegrationListItem = Schema.Struct({
   supportsDatasets: Schema.Boolean
 }).annotations({ identifier: "IntegrationListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IntegrationDetail = Schema.Struct({
   ...IntegrationListItem.fields,
   avatar: Schema.NullOr(Schema.String),
@@ -27,7 +33,10 @@ export const IntegrationDetail = Schema.Struct({
   supportsMetricBuilder: Schema.Boolean
 }).annotations({ identifier: "IntegrationDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const IntegrationListParams = Schema.Struct({
   ...PageParams.fields,
   /** A substring of the name or the key. */
@@ -36,7 +45,10 @@ export const IntegrationListParams = Schema.Struct({
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Integrations extends HttpApiGroup.make("v2Integrations")
   .add(
     HttpApiEndpoint.get("list", "/v2/integrations")

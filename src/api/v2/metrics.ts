@@ -17,7 +17,10 @@ import { DataResponse, IdempotencyHeaders, Name, PageParams, PageResponse, Pagin
 import { ColumnType, VerificationDetail } from "./datasets.js"
 import { LineageNode, VerificationUpdate } from "./datasetSettings.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category defaults
+ */
 export const AggregationFunctions = ["sum", "avg", "min", "max", "count"] as const
 
 /**
@@ -25,6 +28,7 @@ export const AggregationFunctions = ["sum", "avg", "min", "max", "count"] as con
  * `IS_EMPTY`/`IS_NOT_EMPTY` none.
  *
  * @since 0.1.0
+ * @category defaults
  */
 export const FilterOperators = [
   "ANY_OF",
@@ -47,6 +51,7 @@ export const FilterOperators = [
  * A metric id: `<sourceId>|<metricKey>`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const MetricId = Schema.String.pipe(
   Schema.pattern(/^[1-9][0-9]{0,15}\|[A-Za-z0-9_@.-]{1,200}$/, {
@@ -54,22 +59,41 @@ export const MetricId = Schema.String.pipe(
   })
 ).annotations({ description: "`<sourceId>|<metricKey>`; URL-encode the `|` in paths", examples: ["12|custom_query_3"] })
 
-/** `{id}` of a metric. @since 0.1.0 */
+/**
+ * `{id}` of a metric.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricIdPath = Schema.Struct({ id: MetricId })
 
-/** A column a metric uses, with the name it shows. @since 0.1.0 */
+/**
+ * A column a metric uses, with the name it shows.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricColumn = Schema.Struct({
   id: PlainText.pipe(Schema.minLength(1, { message: () => "column id must not be empty" })),
   displayName: PlainText.pipe(Schema.maxLength(255))
 }).annotations({ identifier: "MetricColumn" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AggregationFunction = Schema.Literal(...AggregationFunctions).annotations({ identifier: "AggregationFunction" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const FilterOperator = Schema.Literal(...FilterOperators).annotations({ identifier: "FilterOperator" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricFilterCondition = Schema.Struct({
   field: Schema.String,
   operator: FilterOperator,
@@ -80,13 +104,17 @@ export const MetricFilterCondition = Schema.Struct({
  * A metric's own filters (lower-case logical operator, as the service takes them).
  *
  * @since 0.1.0
+ * @category models
  */
 export const MetricFilters = Schema.Struct({
   logicalOperator: Schema.Literal("and", "or"),
   conditions: Schema.Array(MetricFilterCondition).pipe(Schema.maxItems(100))
 }).annotations({ identifier: "MetricFilters" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AppliedFilterCondition = Schema.Struct({
   type: Schema.Literal("dimension", "unit"),
   ...MetricFilterCondition.fields
@@ -97,6 +125,7 @@ export const AppliedFilterCondition = Schema.Struct({
  * upper-case logical operators.
  *
  * @since 0.1.0
+ * @category models
  */
 export const AppliedFilters = Schema.Struct({
   logicalOperator: Schema.Literal("AND", "OR"),
@@ -108,7 +137,10 @@ export const AppliedFilters = Schema.Struct({
   ).pipe(Schema.maxItems(20))
 }).annotations({ identifier: "AppliedFilters" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricListItem = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -118,7 +150,10 @@ export const MetricListItem = Schema.Struct({
   verificationInfo: Schema.NullOr(Schema.Struct({ isVerified: Schema.Boolean }))
 }).annotations({ identifier: "MetricListItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricDetail = Schema.Struct({
   ...MetricListItem.fields,
   type: Schema.Literal("event", "general", "current", "unknown"),
@@ -131,7 +166,10 @@ export const MetricDetail = Schema.Struct({
   verificationInfo: Schema.NullOr(VerificationDetail)
 }).annotations({ identifier: "MetricDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricListParams = Schema.Struct({
   ...PageParams.fields,
   sourceId: Schema.optional(Schema.NumberFromString.pipe(Schema.int()).annotations({ jsonSchema: { type: "integer" } })),
@@ -141,7 +179,10 @@ export const MetricListParams = Schema.Struct({
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CreateMetricRequest = Schema.Struct({
   name: Name,
   /** The dataset's number (its v2 id), or its UUID. */
@@ -161,6 +202,7 @@ export const CreateMetricRequest = Schema.Struct({
  * `conditions` keeps the stored conditions, `conditions: []` clears them.
  *
  * @since 0.1.0
+ * @category models
  */
 export const UpdateMetricRequest = Schema.Struct({
   name: Schema.optional(Name),
@@ -187,14 +229,22 @@ const MetricRef = {
   metricId: Schema.String
 }
 
-/** Only the first metric and its first dimension are answered, as the service does. @since 0.1.0 */
+/**
+ * Only the first metric and its first dimension are answered, as the service does.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DimensionValuesRequest = Schema.Struct({
   metrics: Schema.Array(
     Schema.Struct({ ...MetricRef, dimensionIds: Schema.Array(Schema.String).pipe(Schema.minItems(1)) })
   ).pipe(Schema.minItems(1, { message: () => "at least one metric is required" }))
 }).annotations({ identifier: "DimensionValuesRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DimensionValues = Schema.Struct({ dimensionValues: Schema.Array(Schema.String) }).annotations({
   identifier: "DimensionValues"
 })
@@ -203,6 +253,7 @@ export const DimensionValues = Schema.Struct({ dimensionValues: Schema.Array(Sch
  * A period in Unix seconds, both ends included; `startTimestamp` ≤ `endTimestamp`.
  *
  * @since 0.1.0
+ * @category models
  */
 export const Period = Schema.Struct({
   startTimestamp: Schema.Int,
@@ -214,7 +265,10 @@ export const Period = Schema.Struct({
   })
 ).annotations({ identifier: "Period" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DrilldownRequest = Schema.Struct({
   ...MetricRef,
   period: Period,
@@ -223,28 +277,42 @@ export const DrilldownRequest = Schema.Struct({
   filters: Schema.optional(AppliedFilters)
 }).annotations({ identifier: "DrilldownRequest" })
 
-/** `pageSize` up to 1000 (default 200), as on the service's row endpoints. @since 0.1.0 */
+/**
+ * `pageSize` up to 1000 (default 200), as on the service's row endpoints.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DrilldownParams = Schema.Struct({
   ...PageParams.fields,
   sortBy: Schema.optional(Schema.String),
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DrilldownColumn = Schema.Struct({
   id: Schema.String,
   displayName: Schema.String,
   dataType: ColumnType
 }).annotations({ identifier: "DrilldownColumn" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DrilldownPage = Schema.Struct({
   items: Schema.NullOr(Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
   schema: Schema.NullOr(Schema.Struct({ items: Schema.Array(DrilldownColumn) })),
   pagination: Pagination
 }).annotations({ identifier: "DrilldownPage" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Granularity = Schema.Literal("daily", "weekly", "monthly").annotations({ identifier: "Granularity" })
 
 /**
@@ -252,6 +320,7 @@ export const Granularity = Schema.Literal("daily", "weekly", "monthly").annotati
  * whole period without one), a dimension to break values down by, and filters on top.
  *
  * @since 0.1.0
+ * @category models
  */
 export const MetricValuesRequest = Schema.Struct({
   period: Schema.optional(Period),
@@ -266,6 +335,7 @@ export const MetricValuesRequest = Schema.Struct({
  * granularity; the first of `dimensions` breaks the values down.
  *
  * @since 0.1.0
+ * @category models
  */
 export const MetricDataRequest = Schema.Struct({
   metricId: Schema.String,
@@ -276,7 +346,10 @@ export const MetricDataRequest = Schema.Struct({
   filters: Schema.optional(AppliedFilters)
 }).annotations({ identifier: "MetricDataRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricValueItem = Schema.Struct({
   date: Schema.NullOr(Schema.String),
   start: Schema.NullOr(Schema.String),
@@ -286,7 +359,10 @@ export const MetricValueItem = Schema.Struct({
   rowCount: Schema.Int
 }).annotations({ identifier: "MetricValueItem" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricValues = Schema.Struct({
   metricId: Schema.String,
   aggregationFunction: AggregationFunction,
@@ -297,14 +373,20 @@ export const MetricValues = Schema.Struct({
   items: Schema.Array(MetricValueItem)
 }).annotations({ identifier: "MetricValues" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricLineage = Schema.Struct({
   id: Schema.String,
   parents: Schema.Array(LineageNode),
   children: Schema.Array(LineageNode)
 }).annotations({ identifier: "MetricLineage" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const MetricUsage = Schema.Struct({
   referenceType: Schema.Literal("board", "alert", "goal", "report", "forecast", "scorecard", "calculatedMetric"),
   referenceId: Schema.String,
@@ -315,7 +397,10 @@ export const MetricUsage = Schema.Struct({
 const Detail = DataResponse(MetricDetail, "MetricDetailResponse")
 const Verification = DataResponse(VerificationDetail, "MetricVerificationResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Metrics extends HttpApiGroup.make("v2Metrics")
   .add(
     HttpApiEndpoint.get("list", "/v2/metrics")

@@ -13,13 +13,19 @@ import { Timestamp, TimezoneEntry } from "../common.js"
 import { Forbidden } from "../errors.js"
 import { DataResponse, Name, PageParams, PageResponse, UserRef } from "./common.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const TimezonesResponse = DataResponse(
   Schema.Struct({ items: Schema.Array(TimezoneEntry) }),
   "V2TimezonesResponse"
 )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Address = Schema.Struct({
   street: Schema.NullOr(Schema.String),
   zip: Schema.NullOr(Schema.String),
@@ -28,7 +34,10 @@ export const Address = Schema.Struct({
   country: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "OrganizationAddress" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const NumberFormat = Schema.Literal(
   "groupingCommaDecimalDot",
   "groupingDotDecimalComma",
@@ -36,22 +45,39 @@ export const NumberFormat = Schema.Literal(
   "groupingSpaceDecimalDot"
 )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const DayOfWeek = Schema.Literal("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Calendar = Schema.Literal("gregorian", "customFiscal", "weekAlignedFiscal")
 
-/** The date formats the reference server accepts (the real service's list is not public). @since 0.1.0 */
+/**
+ * The date formats the reference server accepts (the real service's list is not public).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DateFormat = Schema.Literal("DD/MM/YYYY", "MM/DD/YYYY", "YYYY-MM-DD", "DD.MM.YYYY")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const FiscalYearStart = Schema.Struct({
   month: Schema.Int.pipe(Schema.between(1, 12, { message: () => "month must be 1 to 12" })),
   day: Schema.Int.pipe(Schema.between(1, 31, { message: () => "day must be 1 to 31" }))
 }).annotations({ identifier: "FiscalYearStart" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Settings = Schema.Struct({
   dateFormat: Schema.NullOr(Schema.String),
   numberFormat: Schema.NullOr(Schema.String),
@@ -60,7 +86,10 @@ export const Settings = Schema.Struct({
   fiscalYearStart: Schema.NullOr(FiscalYearStart)
 }).annotations({ identifier: "OrganizationSettings" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const OrganizationMetadata = Schema.Struct({
   industry: Schema.NullOr(Schema.Array(Schema.String)),
   businessType: Schema.NullOr(Schema.Array(Schema.String)),
@@ -68,7 +97,10 @@ export const OrganizationMetadata = Schema.Struct({
   annualRevenue: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "OrganizationMetadata" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Organization = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -89,6 +121,7 @@ const Text = Schema.String.pipe(Schema.maxLength(255, { message: () => "must be 
  * and metadata fields left out keep theirs, `null` clears.
  *
  * @since 0.1.0
+ * @category models
  */
 export const UpdateOrganizationRequest = Schema.Struct({
   name: Schema.optional(Name),
@@ -118,7 +151,10 @@ export const UpdateOrganizationRequest = Schema.Struct({
   }))
 }).annotations({ identifier: "UpdateOrganizationRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ActivityLogItem = Schema.Struct({
   id: Schema.Int,
   action: Schema.String,
@@ -134,6 +170,7 @@ export const ActivityLogItem = Schema.Struct({
  * `dateFrom`/`dateTo`: ISO 8601 timestamps, or bare dates (00:00 UTC of that day).
  *
  * @since 0.1.0
+ * @category models
  */
 export const ActivityLogParams = Schema.Struct({
   ...PageParams.fields,
@@ -144,12 +181,18 @@ export const ActivityLogParams = Schema.Struct({
   dateTo: Schema.optional(Schema.String)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const CountOfLimit = Schema.Struct({ count: Schema.Int, limit: Schema.NullOr(Schema.Int) }).annotations({
   identifier: "UsageCount"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const AiCredits = Schema.Struct({
   used: Schema.NullOr(Schema.Number),
   limit: Schema.NullOr(Schema.Number),
@@ -158,7 +201,10 @@ export const AiCredits = Schema.Struct({
   state: Schema.Literal("ok", "low", "exhausted", "unknown")
 }).annotations({ identifier: "AiCredits" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Usage = Schema.Struct({
   users: CountOfLimit,
   dataSources: CountOfLimit,
@@ -166,12 +212,18 @@ export const Usage = Schema.Struct({
   aiCredits: Schema.NullOr(AiCredits)
 }).annotations({ identifier: "OrganizationUsage" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const OptionItem = Schema.Struct({ value: Schema.String, label: Schema.String }).annotations({
   identifier: "MetadataOption"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const OrganizationMetadataOptions = Schema.Struct({
   industries: Schema.Array(OptionItem),
   businessTypes: Schema.Array(OptionItem),
@@ -179,12 +231,18 @@ export const OrganizationMetadataOptions = Schema.Struct({
   annualRevenues: Schema.Array(OptionItem)
 }).annotations({ identifier: "OrganizationMetadataOptions" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Country = Schema.Struct({ code: Schema.String, name: Schema.String }).annotations({ identifier: "Country" })
 
 const OrganizationAnswer = DataResponse(Organization, "OrganizationDetailResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Organization extends HttpApiGroup.make("v2Organization")
   .add(HttpApiEndpoint.get("get", "/v2/organization").addSuccess(OrganizationAnswer).addError(Forbidden))
   .add(

@@ -13,7 +13,10 @@ import { Role } from "../security.js"
 import { DataResponse, IdempotencyHeaders, Name, PageParams, PageResponse, SortOrder } from "./common.js"
 import { OptionItem } from "./organization.js"
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UserListItem = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -21,14 +24,22 @@ export const UserListItem = Schema.Struct({
   role: Schema.String
 }).annotations({ identifier: "UserListItem" })
 
-/** A profile's job data: `role` is the job role, not the user role. @since 0.1.0 */
+/**
+ * A profile's job data: `role` is the job role, not the user role.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const UserMetadata = Schema.Struct({
   department: Schema.NullOr(Schema.String),
   title: Schema.NullOr(Schema.String),
   role: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "UserMetadata" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UserDetail = Schema.Struct({
   ...UserListItem.fields,
   timezone: Schema.NullOr(Schema.String),
@@ -39,7 +50,10 @@ export const UserDetail = Schema.Struct({
   metadata: Schema.NullOr(UserMetadata)
 }).annotations({ identifier: "UserDetail" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UserListParams = Schema.Struct({
   ...PageParams.fields,
   role: Schema.optional(Role),
@@ -48,28 +62,43 @@ export const UserListParams = Schema.Struct({
   sortOrder: Schema.optional(SortOrder)
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Email = Schema.String.pipe(
   Schema.maxLength(254, { message: () => "must be at most 254 characters" }),
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "must be an email address" })
 )
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const InviteUserRequest = Schema.Struct({ email: Email, role: Role, name: Schema.optional(Name) }).annotations({
   identifier: "InviteUserRequest"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UpdateUserRequest = Schema.Struct({ name: Schema.optional(Name), role: Schema.optional(Role) }).annotations({
   identifier: "UpdateUserRequest"
 })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const UserIdPath = Schema.Struct({ id: IntegerId })
 
 const Detail = DataResponse(UserDetail, "UserDetailResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Users extends HttpApiGroup.make("v2Users")
   .add(
     HttpApiEndpoint.get("list", "/v2/users")
@@ -105,7 +134,10 @@ export class V2Users extends HttpApiGroup.make("v2Users")
   .annotate(OpenApi.Title, "v2 users")
 {}
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const Profile = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
@@ -125,6 +157,7 @@ const ProfileText = Schema.String.pipe(Schema.maxLength(255, { message: () => "m
  * Any subset. `timezone: null` clears; in `metadata`, `""` (or null) clears a field.
  *
  * @since 0.1.0
+ * @category models
  */
 export const UpdateProfileRequest = Schema.Struct({
   name: Schema.optional(Name),
@@ -136,14 +169,20 @@ export const UpdateProfileRequest = Schema.Struct({
   }))
 }).annotations({ identifier: "UpdateProfileRequest" })
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category models
+ */
 export const ProfileMetadataOptions = Schema.Struct({
   departments: Schema.Array(Schema.Struct({ value: Schema.String, label: Schema.String, roles: Schema.Array(OptionItem) }))
 }).annotations({ identifier: "ProfileMetadataOptions" })
 
 const ProfileAnswer = DataResponse(Profile, "ProfileDetailResponse")
 
-/** @since 0.1.0 */
+/**
+ * @since 0.1.0
+ * @category api
+ */
 export class V2Profile extends HttpApiGroup.make("v2Profile")
   .add(HttpApiEndpoint.get("get", "/v2/profile").addSuccess(ProfileAnswer))
   .add(HttpApiEndpoint.patch("update", "/v2/profile").setPayload(UpdateProfileRequest).addSuccess(ProfileAnswer))

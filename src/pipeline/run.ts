@@ -11,7 +11,7 @@ import { Cause, Chunk, Clock, Data, Duration, Effect, Either, Exit, Fiber, Optio
 import { statusOf } from "../api/errors.js"
 import type { TributaryClientService } from "../client/Client.js"
 import type { Calls, Cancel } from "../client/transport.js"
-import { makeBatcher } from "./batch.js"
+import { type Batcher, makeBatcher } from "./batch.js"
 import type { CheckpointStore } from "./Checkpoint.js"
 import type { DeadLetterError, DeadLetterSink } from "./DeadLetter.js"
 import {
@@ -436,39 +436,7 @@ export const run = <E, R, E2 = never, R2 = never>(
     const batcher = makeBatcher({ max, maxBytes: config.batch?.maxBytes ?? defaultBatch.maxBytes, linger, recordedCuts: [] })
     const drainTimeout = Duration.decode(config.drainTimeout ?? "30 seconds")
 
-    const onPartitionEvent = (event: PartitionEvent): Effect.Effect<void, PipelineError> =>
-      event._tag === "Assigned"
-        ? Effect.zipRight(
-          Effect.sync(() => {
-            commits.assign(event.assignments)
-            for (const assignment of event.assignments) {
-              batcher.assign(assignment.cuts, assignment.blocks === undefined ? undefined : { partition: assignment.partition, ...assignment.blocks })
-            }
-          }),
-          emit({ _tag: "Assigned", partitions: event.assignments.map((a) => a.partition) })
-        )
-        // Nothing more of the partition is sent; what is under way lands (or is interrupted
-        // after the drain timeout), what landed is committed, and the partition is forgotten.
-        : Effect.forEach(event.partitions, (partition) =>
-          Effect.suspend(() => {
-            batcher.revoke(partition)
-            return scheduler.drain(partition, drainTimeout)
-          }).pipe(
-            Effect.zipRight(commits.flushPartition(partition)),
-            Effect.ensuring(Effect.sync(() => commits.forget(partition)))
-          ), { discard: true }).pipe(
-          Effect.zipRight(emit({ _tag: "Revoked", partitions: event.partitions })),
-          Effect.zipRight(event.release)
-        )
-
-    const dispatch = (unit: Unit): Effect.Effect<void, PipelineError> =>
-      unit._tag === "Batch"
-        ? scheduler.admit(unit.batch)
-        : Effect.suspend(() => {
-          const done = deliveredLetter(unit)
-          return Effect.zipRight(writeDeadLetters(done.letters, letters), Effect.sync(() => commits.delivered(done)))
-        })
-
+    const flow: Flow = { batcher, commits, scheduler, letters, emit, drainTimeout }
     const elements: Stream.Stream<Typed.Event<unknown>, E | E2 | PipelineError, R | R2> = config.records === undefined
       ? source.events
       : config.records.through(source.events, schema)
@@ -478,8 +446,8 @@ export const run = <E, R, E2 = never, R2 = never>(
         max,
         linger,
         recordCuts: (cuts, frontiers) => commits.recordCuts(cuts, frontiers),
-        dispatch,
-        onPartitionEvent,
+        dispatch: (unit) => dispatch(flow, unit),
+        onPartitionEvent: (event) => onPartitionEvent(flow, event),
         hungry: () => scheduler.unsent() < limiter.limit(),
         room: scheduler.room
       }),
@@ -501,18 +469,92 @@ export const run = <E, R, E2 = never, R2 = never>(
         ))
       )
     )
+    return yield* finish(flow, { committer, reporter, snapshotNow, checkpoint: config.checkpoint, prepared, counters })
+  }).pipe(Effect.scoped)
+
+/** What the flow of a run's units touches once the run is set up. */
+interface Flow {
+  readonly batcher: Batcher
+  readonly commits: Commits
+  readonly scheduler: Scheduler<PipelineError>
+  readonly letters: Letters
+  readonly emit: (event: PipelineEvent) => Effect.Effect<void>
+  readonly drainTimeout: Duration.Duration
+}
+
+/**
+ * A closed unit on its way: a batch is admitted to the scheduler (which sends it when its keys
+ * and the bounds let it); a unit of dead letters only is written and marked delivered.
+ */
+const dispatch = (flow: Flow, unit: Unit): Effect.Effect<void, PipelineError> =>
+  unit._tag === "Batch"
+    ? flow.scheduler.admit(unit.batch)
+    : Effect.suspend(() => {
+      const done = deliveredLetter(unit)
+      return Effect.zipRight(writeDeadLetters(done.letters, flow.letters), Effect.sync(() => flow.commits.delivered(done)))
+    })
+
+/**
+ * A partition event in its place among the elements: an assignment brings each partition's
+ * committed position and recorded cuts; a revocation sends nothing more of its partitions,
+ * lets what is under way land (or interrupts it after the drain timeout), commits what landed,
+ * forgets them, and then releases them.
+ */
+const onPartitionEvent = (flow: Flow, event: PartitionEvent): Effect.Effect<void, PipelineError> => {
+  const { batcher, commits, emit, scheduler } = flow
+  return event._tag === "Assigned"
+    ? Effect.zipRight(
+      Effect.sync(() => {
+        commits.assign(event.assignments)
+        for (const assignment of event.assignments) {
+          batcher.assign(assignment.cuts, assignment.blocks === undefined ? undefined : { partition: assignment.partition, ...assignment.blocks })
+        }
+      }),
+      emit({ _tag: "Assigned", partitions: event.assignments.map((a) => a.partition) })
+    )
+    : Effect.forEach(event.partitions, (partition) =>
+      Effect.suspend(() => {
+        batcher.revoke(partition)
+        return scheduler.drain(partition, flow.drainTimeout)
+      }).pipe(
+        Effect.zipRight(commits.flushPartition(partition)),
+        Effect.ensuring(Effect.sync(() => commits.forget(partition)))
+      ), { discard: true }).pipe(
+      Effect.zipRight(emit({ _tag: "Revoked", partitions: event.partitions })),
+      Effect.zipRight(event.release)
+    )
+}
+
+/**
+ * A run's end, once every unit is delivered: a failure recorded meanwhile fails it; else the
+ * last commits and totals are written, the dead-letter share is checked over the whole run,
+ * and the final progress is reported and answered.
+ */
+const finish = (
+  flow: Flow,
+  end: {
+    readonly committer: Fiber.RuntimeFiber<unknown, unknown>
+    readonly reporter: Fiber.RuntimeFiber<unknown, unknown>
+    readonly snapshotNow: Effect.Effect<Progress>
+    readonly checkpoint: CheckpointStore | undefined
+    readonly prepared: PreparedRun | undefined
+    readonly counters: Counters
+  }
+): Effect.Effect<Progress, PipelineError> =>
+  Effect.gen(function*() {
+    const { commits, scheduler } = flow
     // A failure is recorded before its batch's place comes back: when all came back, it is seen here.
     yield* Effect.whenEffect(scheduler.failed, scheduler.hasFailed)
-    yield* Fiber.interrupt(committer)
+    yield* Fiber.interrupt(end.committer)
     yield* commits.flush
-    yield* writeTotals(config.checkpoint, prepared, counters)
-    yield* Fiber.interrupt(reporter)
+    yield* writeTotals(end.checkpoint, end.prepared, end.counters)
+    yield* Fiber.interrupt(end.reporter)
     // A small run is held to the share at its end.
-    yield* checkLetterLimit(letters, true)
-    const final = yield* snapshotNow
-    yield* emit({ _tag: "Progress", progress: final })
+    yield* checkLetterLimit(flow.letters, true)
+    const final = yield* end.snapshotNow
+    yield* flow.emit({ _tag: "Progress", progress: final })
     return final
-  }).pipe(Effect.scoped)
+  })
 
 /**
  * Numbering, the read clock, validation and the counters in one pass over each chunk.

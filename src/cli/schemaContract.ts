@@ -1,5 +1,5 @@
 /**
- * How the commands tell of schema changes (`--schema-contract`, in `commands.ts`): a line when
+ * How the commands tell of schema changes (`--schema-contract`, in `options.ts`): a line when
  * a column first appears, a line in the closing summary.
  *
  * @since 0.3.0

@@ -1,7 +1,7 @@
 /**
  * `--otlp-endpoint` at run time: a command's effect runs with the telemetry layer when an
- * endpoint is given (what is left is exported when the command ends). The option itself is in
- * the command table (`commands.ts`).
+ * endpoint is given (what is left is exported when the command ends). The option itself is with
+ * the others (`options.ts`).
  *
  * @since 0.3.0
  */

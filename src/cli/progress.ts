@@ -13,6 +13,7 @@
 import { Effect } from "effect"
 import type { RetryNotice } from "../client/retry.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
+import { RetryLog } from "./retryLog.js"
 
 const rate = (progress: Progress, now: number) => {
   const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
@@ -127,18 +128,44 @@ export const endProgress = (stream: NodeJS.WriteStream) => Effect.sync(() => {
   if (stream.isTTY === true) stream.write("\n")
 })
 
+/** The retry logs whose held retries are said when the process exits. */
+const openLogs = new Set<() => void>()
+let exitHooked = false
+
 /**
- * One line on `stream` for a retry, while it is being retried: the request, the cause, which
+ * A line on `stream` for each retry while it is being retried: the request, the cause, which
  * retry of how many and the wait (on a terminal it replaces the progress line, which the next
- * update redraws).
+ * update redraws); over `log`'s share of a window, the window's count by cause, once it has
+ * passed or when the process exits (`retryLog.ts`).
  *
  * @since 0.3.0
  * @category utils
  */
-export const retryNotice = (stream: NodeJS.WriteStream) => (notice: RetryNotice): Effect.Effect<void> =>
-  Effect.sync(() => {
-    stream.write(
-      `${stream.isTTY === true ? "\r\x1b[2K" : ""}tributary: ${notice.request} failed: ${notice.cause}; ` +
-        `retry ${notice.attempt} of ${notice.maxRetries} in ${(notice.waitMillis / 1000).toFixed(1)} s\n`
-    )
-  })
+export const retryNotice = (stream: NodeJS.WriteStream, log: RetryLog = new RetryLog()) => {
+  const write = (lines: ReadonlyArray<string>) => {
+    for (const line of lines) stream.write(`${stream.isTTY === true ? "\r\x1b[2K" : ""}${line}\n`)
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const sayHeld = () => {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    write(log.flush(Date.now(), true))
+  }
+  openLogs.add(sayHeld)
+  if (!exitHooked) {
+    exitHooked = true
+    process.once("exit", () => {
+      for (const say of openLogs) say()
+    })
+  }
+  return (notice: RetryNotice): Effect.Effect<void> =>
+    Effect.sync(() => {
+      const now = Date.now()
+      write(log.note(notice, now))
+      if (log.holding > 0 && timer === undefined) {
+        // Not keeping the process alive for it: an exit says it too.
+        timer = setTimeout(sayHeld, Math.max(0, log.windowEnd! - now))
+        timer.unref()
+      }
+    })
+}

@@ -122,6 +122,40 @@ describe("tributary ingest", () => {
   })
 })
 
+describe("tributary ingest against a flaky service", () => {
+  let server: RunningServer
+  beforeAll(async () => {
+    // The first two requests (the fixtures) go through; then half the requests fail.
+    server = await startServe(["--port", "0", "--api-key", key, "--faults", "5xx=0.5,after=2,seed=11"])
+  })
+  afterAll(() => server.stop())
+
+  it("shows a window's first retries one by one and counts the rest by cause; every record is stored", async () => {
+    const datasetId = await newDataset(server)
+    const file = join(dir, "flaky.ndjson")
+    writeFileSync(file, Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: i, kind: "k" })).join("\n") + "\n")
+    const started = Date.now()
+    const result = await runCli(["ingest", file, "--dataset", datasetId, "--api-url", server.url, "--api-key", key, "--retries", "30"], 120_000)
+    const seconds = (Date.now() - started) / 1000
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toContain("read 5000 lines: 5000 stored")
+    const lines = result.stderr.trim().split("\n")
+    const oneByOne = lines.filter((line) => /; retry \d+ of 30 in \d+\.\d s$/.test(line))
+    const counted = lines.flatMap((line) => {
+      const match = /^tributary: (\d+) more retr(?:y|ies) in \d+\.\d s, not shown one by one \(HTTP 503 x (\d+)\)$/.exec(line)
+      return match === null ? [] : [Number(match[1])]
+    })
+    // At most five a window of 5 s, however many fail.
+    expect(oneByOne.length).toBeGreaterThanOrEqual(5)
+    expect(oneByOne.length).toBeLessThanOrEqual(5 * (Math.floor(seconds / 5) + 1))
+    expect(counted.length).toBeGreaterThanOrEqual(1)
+    expect(counted.reduce((a, b) => a + b, 0)).toBeGreaterThan(10)
+    // Nothing else was said but the progress lines (every 5 s off a terminal).
+    const progress = lines.filter((line) => /^\d{4}-\d{2}-\d{2}T[\d:.]+Z /.test(line))
+    expect(lines.length).toBe(oneByOne.length + counted.length + progress.length)
+  })
+})
+
 describe("tributary ingest interrupted (Ctrl-C)", () => {
   let slow: RunningServer
   beforeAll(async () => {

@@ -15,6 +15,10 @@ import type { RetryNotice } from "../client/retry.js"
 import type { PipelineEvent, Progress } from "../pipeline/events.js"
 import { RetryLog } from "./retryLog.js"
 
+/** The retry logs of this process: what they hold is said at a run's end (`endProgress`) or at the exit. */
+const openLogs = new Set<() => void>()
+let exitHooked = false
+
 const rate = (progress: Progress, now: number) => {
   const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
   return Math.round(progress.accepted / seconds)
@@ -119,18 +123,16 @@ export const progressDisplay = (options: {
 }
 
 /**
- * Ends the in-place line on a terminal.
+ * Ends the in-place line on a terminal, and says the retries a retry log still holds.
  *
  * @since 0.1.0
  * @category utils
  */
 export const endProgress = (stream: NodeJS.WriteStream) => Effect.sync(() => {
   if (stream.isTTY === true) stream.write("\n")
+  // Retries held back are said before the run's summary, not after it at the exit.
+  for (const say of openLogs) say()
 })
-
-/** The retry logs whose held retries are said when the process exits. */
-const openLogs = new Set<() => void>()
-let exitHooked = false
 
 /**
  * A line on `stream` for each retry while it is being retried: the request, the cause, which

@@ -182,12 +182,19 @@ export class DeadLetterLimit extends Data.TaggedError("DeadLetterLimit")<{ reado
 
 /**
  * The most frequent dead-letter reasons, by count: `invalid_type amount 812, unknown_column 90`.
+ * Reasons as frequent as each other come in the order of their names: the letters of one input
+ * are counted in an order that depends on timing (a malformed line's letter and a refused
+ * record's reach the counters by different ways), and the same input should read the same.
  *
  * @since 0.2.0
  * @category utils
  */
 export const topReasons = (reasons: Readonly<Record<string, number>>, top = 3): string =>
-  Object.entries(reasons).sort((a, b) => b[1] - a[1]).slice(0, top).map(([reason, n]) => `${reason} ${n}`).join(", ")
+  Object.entries(reasons)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, top)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(", ")
 
 /** The ceiling of the adaptive concurrency limit. @since 0.2.0 @category defaults */
 export const defaultConcurrency = 16

@@ -14,7 +14,7 @@ import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { deliverUnits } from "../../src/pipeline/deliver.js"
 import { keyNumber } from "../../src/pipeline/internal/conflicts.js"
 import { idempotencyKey } from "../../src/pipeline/internal/ingest.js"
-import { events, fetchSchema, run, type PipelineConfig } from "../../src/pipeline/run.js"
+import { events, fetchSchema, run, type PipelineConfig, topReasons } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { type Checked, keyValueOf, sequence, validate } from "../../src/pipeline/validate.js"
 import { json, scriptedServer, type Answer } from "../support/http.js"
@@ -627,5 +627,15 @@ describe("validate", () => {
     expect(keyValueOf(["id"])({ id: "1" })).not.toBe(1)
     expect(keyValueOf(["id"])({ id: true })).toBe(keyNumber("[true]"))
     expect(keyValueOf(["a", "b"])({ b: "x", a: 2 })).toBe(keyNumber("[2,\"x\"]"))
+  })
+})
+
+describe("the most frequent dead-letter reasons", () => {
+  it("by count, then by name among equals, whatever order they were counted in", () => {
+    const counted = { "not_an_object": 1, "invalid_type amount": 1, "invalid_json": 1, "invalid_datetime placedAt": 1, "unknown_column n": 4 }
+    const reversed = Object.fromEntries(Object.entries(counted).reverse())
+    expect(topReasons(counted)).toBe("unknown_column n 4, invalid_datetime placedAt 1, invalid_json 1")
+    expect(topReasons(reversed)).toBe(topReasons(counted))
+    expect(topReasons(counted, 5)).toBe("unknown_column n 4, invalid_datetime placedAt 1, invalid_json 1, invalid_type amount 1, not_an_object 1")
   })
 })

@@ -145,7 +145,7 @@ const retries = withDefault(
   integer(
     "retries",
     "N",
-    "Retries of a failing request (transport errors, 408, 429, 5xx; backoff from 100 ms to 10 s), each one reported on stderr, before the run stops with exit 1",
+    "Retries of a failing request (transport errors, 408, 429, 5xx; backoff from 100 ms to 10 s), reported on stderr (the first five of any 5 s one by one, the rest counted by cause), before the run stops with exit 1",
     0
   ),
   deliveryDefaults.retries

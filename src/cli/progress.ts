@@ -17,7 +17,6 @@ import { RetryLog } from "./retryLog.js"
 
 /** The retry logs of this process: what they hold is said at a run's end (`endProgress`) or at the exit. */
 const openLogs = new Set<() => void>()
-let exitHooked = false
 
 const rate = (progress: Progress, now: number) => {
   const seconds = Math.max(0.001, (now - progress.startedAt) / 1000)
@@ -153,13 +152,13 @@ export const retryNotice = (stream: NodeJS.WriteStream, log: RetryLog = new Retr
     timer = undefined
     write(log.flush(Date.now(), true))
   }
-  openLogs.add(sayHeld)
-  if (!exitHooked) {
-    exitHooked = true
+  // One exit hook for the process, made with its first log.
+  if (openLogs.size === 0) {
     process.once("exit", () => {
       for (const say of openLogs) say()
     })
   }
+  openLogs.add(sayHeld)
   return (notice: RetryNotice): Effect.Effect<void> =>
     Effect.sync(() => {
       const now = Date.now()

@@ -126,7 +126,7 @@ const maxPending = (fallback: number) =>
     integer(
       "max-pending",
       "N",
-      "Batches pending at once (sent and followed to their end, or held back behind an earlier batch of the same keys); the source is read no further while this many are pending",
+      "Batches pending at once (sent and followed to their end, or held back behind an earlier batch of the same keys; a batch whose other records ended keeps only its held records' share of a place, and at most twice N are under way); the source is read no further while this many are pending",
       1
     ),
     fallback

@@ -93,7 +93,9 @@ export interface PipelineConfig<E, R, E2 = never, R2 = never> {
   /**
    * How much may be pending at once between the batcher and the commit: batches sent or
    * waiting, and the bytes of their records (held for their dead letters). The source is not
-   * read further while the bound is reached. Default 4096 batches, 64 MB.
+   * read further while the bound is reached. Default 4096 batches, 64 MB. A keyed batch sent in
+   * parts whose free records ended keeps only its held records' share of its place and bytes
+   * while they wait, and no more than twice `batches` are under way at once.
    */
   readonly maxPending?: { readonly batches?: number | undefined; readonly bytes?: number | undefined } | undefined
   /**

@@ -171,6 +171,33 @@ describe("keyed batches in parts against a service that takes its time", () => {
         expect(maxOverlap(intervals)).toBeGreaterThanOrEqual(5)
       }).pipe(Effect.scoped))
 
+    it.effect("maxPending 4: batches whose held records wait keep only those records' share of a place, so more than 4 batches are under way (never more than 8), and every key ends at its last version", () =>
+      Effect.gen(function*() {
+        const { client, datasetId, serverUrl } = yield* keyedDataset("parts-bound")
+        let peak = 0
+        const final = yield* run(client, {
+          source: sharedKeySource,
+          destination: { datasetId },
+          checkpoint: yield* Checkpoint.memory(),
+          deadLetters: yield* DeadLetter.memory,
+          batch: { max: perBatch },
+          concurrency: { fixed: 8 },
+          maxPending: { batches: 4 },
+          progressInterval: "10 millis",
+          onEvent: (event) =>
+            Effect.sync(() => {
+              if (event._tag === "Progress") peak = Math.max(peak, event.progress.inFlight)
+            })
+        })
+        expect(final.accepted).toBe(batches * perBatch)
+        // Held whole, a batch kept its place until its held record ended: 4 at most.
+        expect(peak).toBeGreaterThan(4)
+        expect(peak).toBeLessThanOrEqual(8)
+        const rows = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
+        const versions = Object.fromEntries(rows.map((row) => [String(row["id"]), Number(row["version"])]))
+        for (let b = 0; b < batches; b++) expect(versions[`k${b}-0`], `k${b}-0`).toBe(b === batches - 1 ? b : b + 1)
+      }).pipe(Effect.scoped))
+
     it.effect("the split is recorded before a part goes: after a crash before any commit, every batch goes again in the same parts, under the same keys, and is only replayed", () =>
       Effect.gen(function*() {
         const { client, datasetId } = yield* keyedDataset("parts-restart")

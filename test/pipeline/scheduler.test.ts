@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Duration, Effect } from "effect"
 import type { Batch } from "../../src/pipeline/batch.js"
-import { makeScheduler, PendingRoom } from "../../src/pipeline/internal/scheduler.js"
+import { makeScheduler, PendingRoom, placeShare } from "../../src/pipeline/internal/scheduler.js"
 import { awaitCall } from "../../src/pipeline/internal/parts.js"
 
 /** A batch of `partition` whose records carry `keys` (none: a dataset without a key). */
@@ -423,6 +423,67 @@ describe("the scheduler", () => {
     small.leave(50, true)
     expect(small.fitsWithSpare(1)).toBe(true)
   })
+
+  it("a batch in parts whose free part ended keeps its held records' share of a place and of its bytes (at least a unit and a KiB)", () => {
+    expect(placeShare(12, 1, 100)).toEqual({ units: 1, kibibytes: 1 })
+    expect(placeShare(12, 50, 100)).toEqual({ units: 32, kibibytes: 6 })
+    expect(placeShare(12, 100, 100)).toEqual({ units: 64, kibibytes: 12 })
+    // Two shrunk batches give back a whole place between them; the bytes come back too.
+    const room = new PendingRoom({ batches: 2, kibibytes: 20, unsent: 8 })
+    room.enter(10)
+    room.enter(10)
+    expect({ fits: room.fits(1), free: room.free }).toEqual({ fits: false, free: 0 })
+    room.shrink({ units: 64, kibibytes: 10 }, placeShare(10, 1, 100))
+    expect(room.fits(1)).toBe(false) // 65 of 128 units: no whole place yet
+    room.shrink({ units: 64, kibibytes: 10 }, placeShare(10, 1, 100))
+    expect({ fits: room.fits(10), free: room.free }).toEqual({ fits: true, free: 1 })
+  })
+
+  it("however small their shares, no more than twice the bound of batches are alive at once", () => {
+    const room = new PendingRoom({ batches: 2, kibibytes: 1000, unsent: 8 })
+    for (let i = 0; i < 4; i++) {
+      expect(room.fits(1), `batch ${i}`).toBe(true)
+      room.enter(1)
+      room.shrink({ units: 64, kibibytes: 1 }, { units: 1, kibibytes: 1 })
+    }
+    expect({ admitted: room.admitted, fits: room.fits(1), free: room.free }).toEqual({ admitted: 4, fits: false, free: 0 })
+    room.leave(1, true, 1)
+    expect(room.fits(1)).toBe(true)
+  })
+
+  it.scopedLive("batches whose held records wait give back the rest of their places: a later batch is admitted while the earlier ones are unfinished", () =>
+    Effect.gen(function*() {
+      const first = yield* Deferred.make<void>()
+      const ended: Array<number> = []
+      const scheduler = yield* makeScheduler<never>({
+        ...defaults,
+        bound: { batches: 3, bytes: 1_000_000, unsent: 10 },
+        deliver: (batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            if (heldBack !== undefined) {
+              // The free part is taken and ends; the held one waits for batch 0.
+              heldBack.freeAccepted()
+              heldBack.freeEnded()
+              yield* awaitCall(heldBack.whenReady)
+            }
+            accepted()
+            if (batch.fromSeq === 0) yield* Deferred.await(first)
+            ended.push(batch.fromSeq)
+          })
+      })
+      yield* scheduler.admit(batchOf("p", 0, ["a", "b"]))
+      yield* scheduler.admit(batchOf("p", 2, ["a", "c"])) // a held: in parts
+      yield* scheduler.admit(batchOf("p", 4, ["b", "d"])) // b held: in parts
+      // Three places of three were taken; two batches now keep half a place each.
+      const fourth = yield* Effect.fork(scheduler.admit(batchOf("p", 6, ["e"])))
+      yield* Effect.sleep("50 millis")
+      expect(fourth.unsafePoll()).not.toBeNull()
+      // It went and ended; the two held parts still wait for batch 0.
+      expect({ ended, admitted: scheduler.admitted(), waiting: scheduler.waiting() }).toEqual({ ended: [6], admitted: 3, waiting: 2 })
+      yield* Deferred.succeed(first, undefined)
+      yield* scheduler.finished
+      expect(ended.sort((a, b) => a - b)).toEqual([0, 2, 4, 6])
+    }))
 
   it.scopedLive("a waiting admission goes on after room opens with spare (not at the first free place), and finished waits for an empty room", () =>
     Effect.gen(function*() {

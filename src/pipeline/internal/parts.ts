@@ -206,7 +206,10 @@ export const deliverInPartsNow = (
         heldBack.freeAccepted()
         oneTaken()
       }, (outcome) => {
-        if (!(outcome instanceof DeliveryError)) heldBack.freeEnded()
+        if (!(outcome instanceof DeliveryError)) {
+          letGoOfFree(batch, parts)
+          heldBack.freeEnded()
+        }
         ended(0, outcome)
       })
     }))
@@ -223,6 +226,19 @@ export const deliverInPartsNow = (
     over = true
     for (const cancel of cancels) cancel()
   }
+}
+
+/**
+ * Once the free part ended (its rejected records are in its outcome), the batch keeps only its
+ * held records: a batch waiting for its held part is then as small as that part, and the
+ * scheduler gives back the rest of its place and bytes (`placeShare`). What follows reads the
+ * batch's coordinates, never its records.
+ */
+const letGoOfFree = (batch: Batch, parts: { readonly free: ReadonlyArray<BatchRecord>; readonly held: ReadonlyArray<BatchRecord> }) => {
+  const records = batch.records as Array<BatchRecord>
+  records.length = 0
+  for (const record of parts.held) records.push(record)
+  ;(parts.free as Array<BatchRecord>).length = 0
 }
 
 const none: Delivered = { ingestionIds: [], sent: 0, accepted: 0, replayed: 0, rejected: [], refused: [] }

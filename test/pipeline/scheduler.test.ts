@@ -485,6 +485,36 @@ describe("the scheduler", () => {
       expect(ended.sort((a, b) => a - b)).toEqual([0, 2, 4, 6])
     }))
 
+  it.scopedLive("a free part said ended after its batch was stopped (a drain's timeout) gives back nothing more: the room is whole again, not larger", () =>
+    Effect.gen(function*() {
+      const late: Array<() => void> = []
+      const scheduler = yield* makeScheduler<never>({
+        ...defaults,
+        bound: { batches: 2, bytes: 1_000_000, unsent: 10 },
+        deliver: (_batch, accepted, heldBack) =>
+          Effect.gen(function*() {
+            if (heldBack !== undefined) {
+              late.push(heldBack.freeEnded)
+              return yield* Effect.never
+            }
+            accepted()
+            yield* Effect.sleep("20 millis")
+          })
+      })
+      // Twice: a batch holding `a`, then one of 64 keys whose `a` is held (its free part never
+      // ends), stopped by a drain. Said ended late, each would give back 63 of a place's 64ths.
+      for (const from of [0, 1000]) {
+        yield* scheduler.admit(batchOf("p", from, ["a", "b"]))
+        yield* scheduler.admit(batchOf("p", from + 2, ["a", ...Array.from({ length: 63 }, (_, i) => `k${from + i}`)]))
+        yield* Effect.sleep("5 millis")
+        expect({ room: scheduler.room(), admitted: scheduler.admitted(), late: late.length }).toEqual({ room: 0, admitted: 2, late: from === 0 ? 1 : 2 })
+        yield* scheduler.drain("p", Duration.millis(50))
+        expect({ admitted: scheduler.admitted(), room: scheduler.room() }).toEqual({ admitted: 0, room: 2 })
+      }
+      for (const call of late) call()
+      expect({ admitted: scheduler.admitted(), room: scheduler.room() }).toEqual({ admitted: 0, room: 2 })
+    }))
+
   it.scopedLive("a waiting admission goes on after room opens with spare (not at the first free place), and finished waits for an empty room", () =>
     Effect.gen(function*() {
       const room = new PendingRoom({ batches: 100, kibibytes: 1000, unsent: 8 })

@@ -447,6 +447,10 @@ export const makeScheduler = <E>(options: {
       if (slot.parts !== undefined) free(conflicts.done(slot.parts.free))
       free(conflicts.done(ticket))
       room.leave(slot.permits, unsentPlace, slot.units)
+      // Nothing left to give back: a free part said ended after this (a cancelled delivery's
+      // late answer) shrinks nothing.
+      slot.units = 0
+      slot.permits = 0
       if (slot.ended !== undefined) Deferred.unsafeDone(slot.ended, Exit.void)
     }
 

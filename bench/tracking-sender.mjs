@@ -10,9 +10,10 @@
 //
 // A checkpoint file and a dead-letter file go to workDir. Progress is sampled every 250 ms.
 // Output: {"records","accepted","seconds","cpuMicros","peakRssKb","peak": {inFlight, pending,
-// waiting, concurrencyLimit},"steady"}; seconds and cpuMicros cover the run only (not module
-// loading); steady is the records/s accepted between the Progress samples at 10% and 90% of the
-// total (null when too few samples fall between).
+// waiting, concurrencyLimit},"steady","tail"}; seconds and cpuMicros cover the run only (not
+// module loading); steady is the records/s accepted between the Progress samples at 10% and 90%
+// of the total (null when too few samples fall between); tail is the seconds from the first
+// sample with every record read to the end (within a sample's 250 ms).
 // Exits 1 on any failure (dead letters included).
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -43,14 +44,20 @@ const [{ run }, Checkpoint, DeadLetter, Ndjson, { TributaryClient }, { Effect, L
   ])
 
 const peak = { inFlight: 0, pending: 0, waiting: 0, concurrencyLimit: 0 }
-const samples = [] // [ms since start, records accepted]
+const samples = [] // [ms since start, records accepted, records read]
 let started
 const onEvent = (event) =>
   Effect.sync(() => {
     if (event._tag !== "Progress") return
     for (const key of Object.keys(peak)) peak[key] = Math.max(peak[key], event.progress[key])
-    samples.push([performance.now() - started, event.progress.accepted])
+    samples.push([performance.now() - started, event.progress.accepted, event.progress.read])
   })
+
+/** Seconds from the first sample with every record read to the run's end: the run's tail. */
+const tailSeconds = (read, seconds) => {
+  const at = samples.find(([, , r]) => r >= read)
+  return at === undefined ? null : Math.max(0, seconds - at[0] / 1000)
+}
 
 /** Records/s accepted between the samples at 10% and 90% of the total: the rate without start-up and tail. */
 const steadyRate = (total) => {
@@ -89,7 +96,7 @@ try {
   const cpuMicros = cpuNow() - cpuBefore
   if (progress.deadLettered > 0) throw new Error(`${progress.deadLettered} dead letters`)
   process.stdout.write(
-    `${JSON.stringify({ records: progress.read, accepted: progress.accepted, seconds, cpuMicros, peakRssKb: peakRssKb(), peak, steady: steadyRate(progress.accepted) })}\n`
+    `${JSON.stringify({ records: progress.read, accepted: progress.accepted, seconds, cpuMicros, peakRssKb: peakRssKb(), peak, steady: steadyRate(progress.accepted), tail: tailSeconds(progress.read, seconds) })}\n`
   )
   process.exit(0)
 } catch (error) {

@@ -35,7 +35,9 @@
 // ingestion has waited it out, so at a given size (a) is at most plain seconds ÷ (plain seconds +
 // the longest processing time); the bench prints that bound, and more --records lift it.
 // "steady" is the records/s between the Progress samples at 10% and 90% of the records accepted
-// (no start-up, no tail), printed beside it for diagnosis; the goals are on records/s. With the
+// (no start-up, no tail), and "tail" the seconds from the last record read to the run's end (a
+// keyed run in parts ends with its held parts: each waits for the part before it to be seen
+// ended, then for its own processing), both printed for diagnosis; the goals are on records/s. With the
 // default maxPending the processing runs are held at about maxPending x 100 records per
 // (processing time + polling): try --max-pending 4096 --records 1000000 to see the pipeline
 // without that bound. Each run's dataset must end with every row (keyed: one per key) or the
@@ -227,6 +229,7 @@ const measure = async (name, file, count) => {
       peakRssMb: report.peakRssKb / 1024,
       peak: report.peak,
       steady: report.steady ?? NaN,
+      tail: report.tail ?? NaN,
       problems
     }
   } finally {
@@ -239,7 +242,7 @@ const runLine = (round, run) =>
   console.log(
     `round ${round + 1} ${run.name}: ${fmt(run.recordsPerSec)} records/s, ${fmt(run.records)} in ${fmt(run.seconds, 1)} s, ` +
       `CPU ${fmt(run.cpuMicrosPerRecord, 1)} µs/record (${fmt(run.senderCore * 100)}% of a core), peak RSS ${fmt(run.peakRssMb)} MB, ` +
-      `server ${fmt(run.serverCore * 100)}% of a core; steady ${fmt(run.steady)} records/s; peaks: in flight ${run.peak.inFlight}, pending ${run.peak.pending}, ` +
+      `server ${fmt(run.serverCore * 100)}% of a core; steady ${fmt(run.steady)} records/s; tail ${fmt(run.tail, 1)} s; peaks: in flight ${run.peak.inFlight}, pending ${run.peak.pending}, ` +
       `waiting ${run.peak.waiting}, limit ${run.peak.concurrencyLimit}` +
       (run.problems.length > 0 ? `; FAILED: ${run.problems.join("; ")}` : "")
   )
@@ -275,7 +278,7 @@ for (let round = 0; round < rounds; round++) {
 
 console.log(`\nmedians over rounds (peak RSS: max); load average ${load()}`)
 table(
-  ["run", "records/s", "steady records/s", "seconds", "CPU µs/record", "sender core %", "peak RSS MB", "server core %", "peak pending", "peak limit"],
+  ["run", "records/s", "steady records/s", "seconds", "tail s", "CPU µs/record", "sender core %", "peak RSS MB", "server core %", "peak pending", "peak limit"],
   names.map((name) => {
     const rs = runs.filter((r) => r.name === name)
     return [
@@ -283,6 +286,7 @@ table(
       fmt(median(rs.map((r) => r.recordsPerSec))),
       fmt(median(rs.map((r) => r.steady))),
       fmt(median(rs.map((r) => r.seconds)), 1),
+      fmt(median(rs.map((r) => r.tail)), 1),
       fmt(median(rs.map((r) => r.cpuMicrosPerRecord)), 1),
       fmt(median(rs.map((r) => r.senderCore * 100))),
       fmt(Math.max(...rs.map((r) => r.peakRssMb))),

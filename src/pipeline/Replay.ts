@@ -29,7 +29,7 @@ import type { TributaryClientService } from "../client/Client.js"
 import type { CheckpointStore, RunRecord } from "./Checkpoint.js"
 import type { DeadLetterSink } from "./DeadLetter.js"
 import type { Destination } from "./deliver.js"
-import { emptyProgress, type Progress } from "./events.js"
+import { byCountThenName, emptyProgress, type Progress } from "./events.js"
 import { makeSorter } from "./internal/externalSort.js"
 import { type PipelineConfig, type PipelineError, run } from "./run.js"
 import type { Assignment, PartitionedSource, SourceEvent } from "./Source.js"
@@ -281,7 +281,7 @@ export const plan = (letters: Iterable<StoredLetter>, filter: Filter = {}): Read
 export const countByReason = (groups: ReadonlyArray<Group>): ReadonlyArray<readonly [string, number]> => {
   const counts = new Map<string, number>()
   for (const group of groups) for (const letter of group.letters) counts.set(reasonOf(letter), (counts.get(reasonOf(letter)) ?? 0) + 1)
-  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+  return [...counts].sort(byCountThenName)
 }
 
 // The driver
@@ -466,7 +466,7 @@ export const survey = <EL>(
     }
     return {
       read: ordered.read,
-      counts: [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+      counts: [...counts].sort(byCountThenName),
       datasets: [...ordered.datasets]
     }
   }))

@@ -152,3 +152,13 @@ export type PipelineEvent =
   | { readonly _tag: "OutageEnded"; readonly outage: Outage; readonly endedAt: number }
   /** The adaptive concurrency limit moved. */
   | { readonly _tag: "LimitChanged"; readonly limit: number }
+
+/**
+ * Counts by name, the largest first; counts as large as each other in the order of their names,
+ * so the same input reads the same whatever order it was counted in.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const byCountThenName = (a: readonly [string, number], b: readonly [string, number]): number =>
+  b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)

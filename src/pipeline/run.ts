@@ -25,7 +25,7 @@ import {
   type Destination,
   makeDelivery
 } from "./deliver.js"
-import type { PipelineEvent, Progress } from "./events.js"
+import { byCountThenName, type PipelineEvent, type Progress } from "./events.js"
 import { CommitTracker } from "./internal/commitTracker.js"
 import { readProblem, readSchemaAnswer, schemaPath } from "./internal/ingestWire.js"
 import { Commits } from "./internal/commits.js"
@@ -193,7 +193,7 @@ export class DeadLetterLimit extends Data.TaggedError("DeadLetterLimit")<{ reado
  */
 export const topReasons = (reasons: Readonly<Record<string, number>>, top = 3): string =>
   Object.entries(reasons)
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .sort(byCountThenName)
     .slice(0, top)
     .map(([reason, n]) => `${reason} ${n}`)
     .join(", ")

@@ -12,12 +12,12 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Queue, Redacted, Stream } from "effect"
-import { TributaryClient } from "../../src/client/index.js"
+import { TributaryClient, type TributaryClientService } from "../../src/client/index.js"
 import * as Checkpoint from "../../src/pipeline/Checkpoint.js"
 import * as DeadLetter from "../../src/pipeline/DeadLetter.js"
 import { idempotencyKey } from "../../src/pipeline/internal/ingest.js"
 import { heldOffsets, mergeDelivered, partName, splitRecords } from "../../src/pipeline/internal/parts.js"
-import { run } from "../../src/pipeline/run.js"
+import { type PipelineConfig, run } from "../../src/pipeline/run.js"
 import type { PartitionedSource, Source, SourceElement, SourceEvent } from "../../src/pipeline/Source.js"
 import { type BatchCut, type BatchRecord, type Delivered, mergeCuts } from "../../src/pipeline/vocabulary.js"
 import { parseFaults } from "../../src/server/faults.js"
@@ -133,25 +133,38 @@ const keyedDataset = (name: string) =>
     return { client, datasetId: String(dataset.id), serverUrl }
   })
 
+/** `sharedKeySource` into the dataset, 100-record batches, 8 requests at once; `more` adds to the config. */
+const runShared = (client: TributaryClientService, datasetId: string, more: Partial<PipelineConfig<never, never>> = {}) =>
+  Effect.gen(function*() {
+    return yield* run(client, {
+      source: sharedKeySource,
+      destination: { datasetId },
+      checkpoint: yield* Checkpoint.memory(),
+      deadLetters: yield* DeadLetter.memory,
+      batch: { max: perBatch },
+      concurrency: { fixed: 8 },
+      ...more
+    })
+  })
+
+/** Each row's `version` by its `id`. */
+const versionsOf = (serverUrl: string, datasetId: string) =>
+  Effect.map(
+    Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId)),
+    (rows) => Object.fromEntries(rows.map((row) => [String(row["id"]), Number(row["version"])]))
+  )
+
 describe("keyed batches in parts against a service that takes its time", () => {
   layer(serverLayer({ faults: faults.right }), { excludeTestServices: true })("processing=300-400ms", (it) => {
     it.effect("20 batches each sharing a key with the one before: many ingestions under way at once, every key at its last version", () =>
       Effect.gen(function*() {
         const { client, datasetId, serverUrl } = yield* keyedDataset("parts")
-        const final = yield* run(client, {
-          source: sharedKeySource,
-          destination: { datasetId },
-          checkpoint: yield* Checkpoint.memory(),
-          deadLetters: yield* DeadLetter.memory,
-          batch: { max: perBatch },
-          concurrency: { fixed: 8 }
-        })
+        const final = yield* runShared(client, datasetId)
         expect(final.accepted).toBe(batches * perBatch)
         expect(final.deadLettered).toBe(0)
 
         // Every key at its last version: k{b}-0 was written by batch b, then by batch b+1.
-        const rows = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
-        const versions = Object.fromEntries(rows.map((row) => [String(row["id"]), Number(row["version"])]))
+        const versions = yield* versionsOf(serverUrl, datasetId)
         expect(Object.keys(versions)).toHaveLength(batches * (perBatch - 1) + 1) // batch 0 shares nothing
         for (let b = 0; b < batches; b++) {
           expect(versions[`k${b}-0`], `k${b}-0`).toBe(b === batches - 1 ? b : b + 1)
@@ -175,13 +188,7 @@ describe("keyed batches in parts against a service that takes its time", () => {
       Effect.gen(function*() {
         const { client, datasetId, serverUrl } = yield* keyedDataset("parts-bound")
         let peak = 0
-        const final = yield* run(client, {
-          source: sharedKeySource,
-          destination: { datasetId },
-          checkpoint: yield* Checkpoint.memory(),
-          deadLetters: yield* DeadLetter.memory,
-          batch: { max: perBatch },
-          concurrency: { fixed: 8 },
+        const final = yield* runShared(client, datasetId, {
           maxPending: { batches: 4 },
           progressInterval: "10 millis",
           onEvent: (event) =>
@@ -193,8 +200,7 @@ describe("keyed batches in parts against a service that takes its time", () => {
         // Held whole, a batch kept its place until its held record ended: 4 at most.
         expect(peak).toBeGreaterThan(4)
         expect(peak).toBeLessThanOrEqual(8)
-        const rows = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
-        const versions = Object.fromEntries(rows.map((row) => [String(row["id"]), Number(row["version"])]))
+        const versions = yield* versionsOf(serverUrl, datasetId)
         for (let b = 0; b < batches; b++) expect(versions[`k${b}-0`], `k${b}-0`).toBe(b === batches - 1 ? b : b + 1)
       }).pipe(Effect.scoped))
 
@@ -272,9 +278,7 @@ describe("keyed batches in parts against a service that takes its time", () => {
         // meanwhile (300-400 ms), so [b a] ends unsent, and [a z]'s held record may not go either.
         owned = false
         yield* Effect.sleep("900 millis")
-        const rowsNow = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
-        const versionsNow = Object.fromEntries(rowsNow.map((row) => [String(row["id"]), Number(row["version"])]))
-        expect(versionsNow).toEqual({ a: 0, b: 0, z: 2 })
+        expect(yield* versionsOf(serverUrl, datasetId)).toEqual({ a: 0, b: 0, z: 2 })
 
         const released = yield* Deferred.make<void>()
         yield* Queue.offer(events, { _tag: "Revoked", partitions: ["p"], release: Deferred.succeed(released, undefined) })
@@ -289,8 +293,7 @@ describe("keyed batches in parts against a service that takes its time", () => {
         const from = (checkpoint.positions["p"]?.offset ?? 0) + 1
         yield* Queue.offerAll(events, [...records.filter((r) => r._tag === "Record" && r.position.offset >= from), null])
         yield* Fiber.join(running)
-        const rows = yield* Effect.promise(() => readAllRows(serverUrl, apiKey, datasetId))
-        expect(Object.fromEntries(rows.map((row) => [String(row["id"]), Number(row["version"])]))).toEqual({ a: 2, b: 1, z: 2 })
+        expect(yield* versionsOf(serverUrl, datasetId)).toEqual({ a: 2, b: 1, z: 2 })
       }).pipe(Effect.scoped))
   })
 })

@@ -433,9 +433,10 @@ describe("the scheduler", () => {
     room.enter(10)
     room.enter(10)
     expect({ fits: room.fits(1), free: room.free }).toEqual({ fits: false, free: 0 })
-    room.shrink({ units: 64, kibibytes: 10 }, placeShare(10, 1, 100))
+    const share = placeShare(10, 1, 100)
+    room.giveBack(64 - share.units, 10 - share.kibibytes)
     expect(room.fits(1)).toBe(false) // 65 of 128 units: no whole place yet
-    room.shrink({ units: 64, kibibytes: 10 }, placeShare(10, 1, 100))
+    room.giveBack(64 - share.units, 10 - share.kibibytes)
     expect({ fits: room.fits(10), free: room.free }).toEqual({ fits: true, free: 1 })
   })
 
@@ -444,7 +445,7 @@ describe("the scheduler", () => {
     for (let i = 0; i < 4; i++) {
       expect(room.fits(1), `batch ${i}`).toBe(true)
       room.enter(1)
-      room.shrink({ units: 64, kibibytes: 1 }, { units: 1, kibibytes: 1 })
+      room.giveBack(63, 0) // keeps 1 unit and its KiB
     }
     expect({ admitted: room.admitted, fits: room.fits(1), free: room.free }).toEqual({ admitted: 4, fits: false, free: 0 })
     room.leave(1, true, 1)

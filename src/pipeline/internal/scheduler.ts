@@ -282,12 +282,12 @@ export class PendingRoom {
   }
 
   /**
-   * A batch gives back part of its place and bytes, keeping `units` and `kibibytes` (a batch
-   * in parts whose free part ended keeps its held records' share: `placeShare`).
+   * A batch gives back `units` of its place and `kibibytes` of its bytes and keeps the rest (a
+   * batch in parts whose free part ended keeps its held records' share: `placeShare`).
    */
-  shrink(from: { readonly units: number; readonly kibibytes: number }, to: { readonly units: number; readonly kibibytes: number }): void {
-    this.units -= from.units - to.units
-    this.kibibytes -= from.kibibytes - to.kibibytes
+  giveBack(units: number, kibibytes: number): void {
+    this.units -= units
+    this.kibibytes -= kibibytes
     this.opened()
   }
 
@@ -448,7 +448,7 @@ export const makeScheduler = <E>(options: {
       free(conflicts.done(ticket))
       room.leave(slot.permits, unsentPlace, slot.units)
       // Nothing left to give back: a free part said ended after this (a cancelled delivery's
-      // late answer) shrinks nothing.
+      // late answer) gives back nothing.
       slot.units = 0
       slot.permits = 0
       if (slot.ended !== undefined) Deferred.unsafeDone(slot.ended, Exit.void)
@@ -506,7 +506,7 @@ export const makeScheduler = <E>(options: {
         const slot = ticket.item
         const share = placeShare(slot.permits, parts.held.size, parts.records)
         if (share.units >= slot.units && share.kibibytes >= slot.permits) return
-        room.shrink({ units: slot.units, kibibytes: slot.permits }, share)
+        room.giveBack(slot.units - share.units, slot.permits - share.kibibytes)
         slot.units = share.units
         slot.permits = share.kibibytes
       }

@@ -102,8 +102,9 @@ export interface Delivery {
 
 /**
  * One batch from its post to the end of its ingestion(s), in callback form: `accepted` is
- * called once the service took the batch (or refused it), `done` once with the outcome or the
- * failure, unless cancelled.
+ * called once the service took the batch (or refused it), `succeeded` once every ingestion it
+ * became is known to have succeeded (before their details are read; not for a batch refused
+ * whole, nor after a failure), `done` once with the outcome or the failure, unless cancelled.
  */
 const deliverWith = (
   delivery: Delivery,
@@ -112,7 +113,8 @@ const deliverWith = (
   accepted: () => void,
   part: string | undefined,
   span: Tracer.AnySpan | undefined,
-  done: (outcome: Delivered | DeliveryError) => void
+  done: (outcome: Delivered | DeliveryError) => void,
+  succeeded: (() => void) | undefined
 ): Cancel => {
   const { partition, records } = batch
   const failure = (reason: string, status?: number) =>
@@ -138,6 +140,10 @@ const deliverWith = (
     if (ingestions.length === 0) return done(outcome)
     let left = ingestions.length
     let over = false
+    let unknown = ingestions.length
+    const oneSucceeded = succeeded === undefined ? undefined : () => {
+      if (!over && --unknown === 0) succeeded()
+    }
     const cancels: Array<Cancel> = []
     for (const ingestion of ingestions) {
       if (over) break
@@ -156,7 +162,7 @@ const deliverWith = (
           over = true
           done(outcome)
         }
-      }, span))
+      }, span, oneSucceeded))
     }
     cancel = () => {
       over = true
@@ -195,8 +201,10 @@ export const deliverBatchNow = (
   postCalls: Calls,
   batch: Batch,
   accepted: () => void,
-  done: (outcome: Delivered | DeliveryError) => void
-): Cancel => deliverWith(delivery, postCalls, batch, accepted, undefined, undefined, done)
+  done: (outcome: Delivered | DeliveryError) => void,
+  /** Called once its ingestions are known to have succeeded, before `done` (see `deliverBatch`). */
+  succeeded?: (() => void) | undefined
+): Cancel => deliverWith(delivery, postCalls, batch, accepted, undefined, undefined, done, succeeded)
 
 /**
  * Posts a batch and follows its ingestion(s) to the end.
@@ -208,12 +216,18 @@ export const deliverBatch = (
   delivery: Delivery,
   batch: Batch,
   /** Called once the service took the batch (or refused it), before its ingestions are followed. */
-  accepted: () => void = () => {}
+  accepted: () => void = () => {},
+  /**
+   * Called once every ingestion of the batch is known to have succeeded: as soon as a list
+   * shows it, before the details (counts, rejections) are read and the outcome is answered.
+   * Later batches of its keys may go from then on.
+   */
+  succeeded?: (() => void) | undefined
 ): Effect.Effect<Delivered, DeliveryError> =>
   Effect.flatMap(postingOf(delivery), ({ calls, span }) =>
     Effect.async<Delivered, DeliveryError>((resume) => {
       const cancel = deliverWith(delivery, calls, batch, accepted, undefined, span, (outcome) =>
-        resume(outcome instanceof DeliveryError ? Effect.fail(outcome) : Effect.succeed(outcome)))
+        resume(outcome instanceof DeliveryError ? Effect.fail(outcome) : Effect.succeed(outcome)), succeeded)
       return Effect.sync(cancel)
     }))
 
@@ -247,8 +261,9 @@ export const deliverPartNow = (
   part: string,
   span: Tracer.AnySpan | undefined,
   accepted: () => void,
-  done: (outcome: Delivered | DeliveryError) => void
-): Cancel => deliverWith(delivery, calls, batch, accepted, part, span, done)
+  done: (outcome: Delivered | DeliveryError) => void,
+  succeeded?: (() => void) | undefined
+): Cancel => deliverWith(delivery, calls, batch, accepted, part, span, done, succeeded)
 
 /**
  * A delivery whose tracker lives as long as the scope: posts through `postCalls` or

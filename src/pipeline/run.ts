@@ -412,11 +412,12 @@ export const run = <E, R, E2 = never, R2 = never>(
     const scheduler: Scheduler<PipelineError> = yield* makeScheduler({
       bound: settings.bound,
       release: config.keyOrder === "accepted" ? "accepted" : "terminal",
-      deliver: (batch, accepted, heldBack) => deliverAndComplete(batch, accepted, heldBack, batchWay),
+      deliver: (batch, accepted, heldBack, succeeded) => deliverAndComplete(batch, accepted, heldBack, succeeded, batchWay),
       // Posts in callback form exist only untraced (a traced client has no `attempts`).
       deliverNow: batchWay.emits || postCalls === undefined
         ? undefined
-        : (batch, accepted, heldBack, done) => deliverAndCompleteNow(batch, accepted, heldBack, batchWay, postCalls, runtime, done),
+        : (batch, accepted, heldBack, done, succeeded) =>
+          deliverAndCompleteNow(batch, accepted, heldBack, succeeded, batchWay, postCalls, runtime, done),
       recordParts: (cuts) => commits.recordCuts(cuts),
       roomForParts: (cut) => commits.roomForParts(cut),
       owned: (partition) => commits.owned(partition)
@@ -780,6 +781,7 @@ const deliverAndCompleteNow = (
   batch: Batch,
   accepted: () => void,
   heldBack: HeldBack | undefined,
+  succeeded: () => void,
   run: BatchWay,
   postCalls: Calls,
   runtime: Runtime.Runtime<never>,
@@ -806,7 +808,7 @@ const deliverAndCompleteNow = (
     cancel = () => interrupt()
   }
   let cancel = heldBack === undefined
-    ? deliverBatchNow(run.delivery, postCalls, batch, accepted, delivered)
+    ? deliverBatchNow(run.delivery, postCalls, batch, accepted, delivered, succeeded)
     : deliverInPartsNow(run.delivery, postCalls, undefined, batch, heldBack, accepted, delivered)
   return () => cancel()
 }
@@ -820,6 +822,7 @@ const deliverAndComplete = (
   batch: Batch,
   accepted: () => void,
   heldBack: HeldBack | undefined,
+  succeeded: () => void,
   run: BatchWay
 ): Effect.Effect<void, PipelineError> =>
   Effect.suspend(() => {
@@ -829,7 +832,7 @@ const deliverAndComplete = (
     const last = records[records.length - 1]!.position.offset
     const count = records.length
     const delivering = heldBack === undefined
-      ? deliverBatch(run.delivery, batch, accepted)
+      ? deliverBatch(run.delivery, batch, accepted, succeeded)
       : deliverInParts(run.delivery, batch, heldBack, accepted)
     return (run.emits ? Effect.zipRight(emit(run, { _tag: "BatchSent", partition, first, last, records: count, idempotencyKey: null }), delivering) : delivering).pipe(
       Effect.flatMap((outcome) => {

@@ -140,9 +140,9 @@ const referenceDetail = {
 
 const referenceList = {
   v1: (answer: typeof read.v1.list.Type): ReadonlyArray<ListItem> =>
-    answer.ingestions.map((i) => ({ id: i.ingestionId, status: i.status, terminal: !(v1Pending as ReadonlyArray<string>).includes(i.status) })),
+    answer.ingestions.map((i) => ({ id: i.ingestionId, status: i.status, terminal: !(v1Pending as ReadonlyArray<string>).includes(i.status), succeeded: i.status === "success" })),
   v2: (answer: typeof read.v2.list.Type): ReadonlyArray<ListItem> =>
-    answer.data.items.map((i) => ({ id: i.id, status: i.status, terminal: !(v2Pending as ReadonlyArray<string>).includes(i.status) }))
+    answer.data.items.map((i) => ({ id: i.id, status: i.status, terminal: !(v2Pending as ReadonlyArray<string>).includes(i.status), succeeded: i.status === "success" }))
 }
 
 const referenceProblem = (status: number, text: string, answer: typeof read.problem.Type | undefined): Problem => {

@@ -88,6 +88,11 @@ export interface ListItem {
   readonly id: string
   readonly status: string
   readonly terminal: boolean
+  /**
+   * Its status is `success`: it ended and stored what it did not reject. Terminal for good,
+   * so later batches of its keys may go before its detail (its counts, its rejections) is read.
+   */
+  readonly succeeded: boolean
 }
 
 /**
@@ -374,7 +379,7 @@ const readListV2 = (text: string): ReadonlyArray<ListItem> | undefined => {
     if (!isObject<typeof V2.IngestionListItem.Encoded>(item)) return undefined
     const { id, status } = item
     if (typeof id !== "string" || !isV2Status(status)) return undefined
-    list.push({ id, status, terminal: terminalStatuses.v2.has(status) })
+    list.push({ id, status, terminal: terminalStatuses.v2.has(status), succeeded: status === succeeded })
   }
   return list
 }
@@ -442,7 +447,7 @@ const readListV1 = (text: string): ReadonlyArray<ListItem> | undefined => {
     if (!isObject<typeof V1.IngestionListItem.Encoded>(item)) return undefined
     const { ingestionId, status } = item
     if (typeof ingestionId !== "string" || !isV1Status(status)) return undefined
-    list.push({ id: ingestionId, status, terminal: terminalStatuses.v1.has(status) })
+    list.push({ id: ingestionId, status, terminal: terminalStatuses.v1.has(status), succeeded: status === succeeded })
   }
   return list
 }

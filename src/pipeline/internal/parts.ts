@@ -54,6 +54,13 @@ export interface HeldBack {
   readonly freeAccepted: () => void
   /** Called once the free records' ingestions are terminal: later batches of their keys may go. */
   readonly freeEnded: () => void
+  /**
+   * Called once the free records' ingestions are known to have succeeded, before their details
+   * are read (and before `freeEnded`): later batches of their keys may go already.
+   */
+  readonly freeSucceeded: () => void
+  /** The same for the held records: later batches of the held keys may go. */
+  readonly heldSucceeded: () => void
 }
 
 /**
@@ -193,7 +200,8 @@ export const deliverInPartsNow = (
   }
   const send = (which: 0 | 1, records: ReadonlyArray<BatchRecord>, onTaken: () => void, sent: (outcome: Delivered | DeliveryError) => void) => {
     const name = partName(which === 0 ? "free" : "held", records)
-    cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, onTaken, sent))
+    const succeeded = which === 0 ? heldBack.freeSucceeded : heldBack.heldSucceeded
+    cancels.push(deliverPartNow(delivery, calls, { ...batch, records, held: undefined }, name, span, onTaken, sent, succeeded))
   }
   if (parts.free.length === 0) {
     heldBack.freeEnded()

@@ -3,7 +3,38 @@
 import { execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
+import { basename } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
 import { createInterface } from "node:readline"
+
+// ---- options -----------------------------------------------------------------------------------
+
+/**
+ * A bench's options, as `parseArgs(config)` answers them, with `--help`: it prints the script's
+ * opening comment (what it measures, how to run it, its options) and exits 0. An option the
+ * bench does not know is one line naming it, and exit 2.
+ */
+export const benchArgs = (scriptUrl, config) => {
+  const file = fileURLToPath(scriptUrl)
+  let parsed
+  try {
+    parsed = parseArgs({ ...config, options: { ...config.options, help: { type: "boolean", default: false } } })
+  } catch (error) {
+    console.error(`${basename(file)}: ${error.message} (--help lists the options)`)
+    process.exit(2)
+  }
+  if (parsed.values.help) {
+    const header = []
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      if (!line.startsWith("//")) break
+      header.push(line.replace(/^\/\/ ?/, ""))
+    }
+    console.log(header.join("\n"))
+    process.exit(0)
+  }
+  return parsed
+}
 
 // ---- pinning and /proc -------------------------------------------------------------------------
 

@@ -45,12 +45,11 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { once } from "node:events"
-import { parseArgs } from "node:util"
-import { cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinned, pinSelf, portLine, range, startServer, table } from "./lib.mjs"
+import { benchArgs, cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinned, pinSelf, portLine, range, startServer, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     quick: { type: "boolean", default: false },
     rounds: { type: "string" },

@@ -26,11 +26,10 @@
 import { spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { createInterface } from "node:readline"
-import { parseArgs } from "node:util"
 import pg from "pg"
-import { fmt, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
+import { benchArgs, fmt, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     quick: { type: "boolean", default: false },
     rows: { type: "string" },

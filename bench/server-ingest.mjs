@@ -24,14 +24,13 @@
 // Exits 1 when any answer was not a 2xx success envelope, or on a socket error or timeout.
 import { randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
-import { parseArgs } from "node:util"
 import autocannon from "autocannon"
 import pg from "pg"
-import { cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinSelf, portLine, range, startServer, statusKb, table } from "./lib.mjs"
+import { benchArgs, cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinSelf, portLine, range, startServer, statusKb, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     quick: { type: "boolean", default: false },
     rounds: { type: "string" },

@@ -15,14 +15,13 @@
 // it is timed on its own and the build is waited for. Prints the median and the worst time per
 // page, and the store's query as raw SQL (the database's share of the time).
 import { randomBytes } from "node:crypto"
-import { parseArgs } from "node:util"
 import pg from "pg"
-import { fmt, median, portLine, startServer, table } from "./lib.mjs"
+import { benchArgs, fmt, median, portLine, startServer, table } from "./lib.mjs"
 
 const { sortKeyOf } = await import(new URL("../dist/src/server/core/store/sql.js", import.meta.url).href)
 const columnTypes = { n: "number", name: "string" }
 
-const { values: args } = parseArgs({
+const { values: args } = benchArgs(import.meta.url, {
   options: {
     rows: { type: "string", default: "1000000" },
     reads: { type: "string", default: "7" },

@@ -35,7 +35,14 @@ await build({
   external: ["kafkajs", "pg", "pg-cursor", "pg-native", "prom-client", "undici", "@opentelemetry/*"],
   minifySyntax: true,
   minifyWhitespace: true,
-  keepNames: true,
+  // Names are not kept: esbuild's `keepNames` wraps every function and class it emits in a
+  // `__name(fn, "name")` call that runs each time the function is made, and the server makes
+  // closures per request. Measured (a `tributary serve` under 16 connections of 100-record
+  // ingests, 3 alternating rounds of 10 s): 447-464 µs of CPU a request without, 522-571 with;
+  // `tributary ingest` of 1M records into a raw server: 8.3-8.5 s of CPU against 9.0-10.4.
+  // Nothing prints a function's name: errors carry their tag as their name (Effect's tagged
+  // errors), and esbuild renames only what collides across modules.
+  keepNames: false,
   legalComments: "none",
   logLevel: "warning",
   // Bundled CommonJS code calls `require` for node's own modules.

@@ -21,7 +21,7 @@ import type { Progress } from "../../src/pipeline/events.js"
 import { run, type PipelineConfig } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { runCli, startServe, type RunningServer } from "../support/cli.js"
-import { apiData } from "../support/crash.js"
+import { idAndN, newDataset as newDatasetOn, rowCount as rowCountOn } from "../support/crash.js"
 import { startProxy, type Passed, type Proxy } from "../support/proxy.js"
 import { kafkaBrokers } from "../support/services.js"
 
@@ -34,18 +34,9 @@ beforeAll(async () => {
 })
 afterAll(() => server?.stop())
 
-const newDataset = async (name: string) => {
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name })
-  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
-    name,
-    dataSourceId: dataSource.id,
-    schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
-  })
-  return String(dataset.id)
-}
+const newDataset = (name: string) => newDatasetOn(server.url, apiKey, { name, schema: idAndN })
 
-const rowCount = async (datasetId: string): Promise<number> =>
-  (await apiData(server.url, apiKey, "GET", `/v2/datasets/${datasetId}/data?pageSize=1`)).pagination.totalItems
+const rowCount = (datasetId: string) => rowCountOn(server.url, apiKey, datasetId)
 
 const isIngest = (req: IncomingMessage) => req.method === "POST" && /^\/v2\/datasets\/[^/]+\/data$/.test((req.url ?? "").split("?")[0]!)
 

@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, compareIds, fileText, readAllRows, readDeadLetters } from "../support/crash.js"
+import { compareIds, fileText, newDataset, readAllRows, readDeadLetters } from "../support/crash.js"
 import { killAllBackfills, startBackfill, testSchema } from "../support/postgres.js"
 
 const seed = process.env["TRIBUTARY_CRASH_SEED"] !== undefined
@@ -69,10 +69,7 @@ const mixedTable = async (name: string, rows: number) => {
   return { table: t, good, bad }
 }
 
-const appendOnlyDataset = async (name: string) => {
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `${name} ${seed}` })
-  return String((await apiData(server.url, apiKey, "POST", "/v2/datasets", { name, dataSourceId: dataSource.id, schema })).id)
-}
+const appendOnlyDataset = (name: string) => newDataset(server.url, apiKey, { name: `${name} ${seed}`, schema })
 
 const checkStored = async (datasetId: string, good: ReadonlyArray<string>, log: ReadonlyArray<string>) => {
   const rows = await readAllRows(server.url, apiKey, datasetId)

@@ -23,7 +23,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, readAllRows } from "../support/crash.js"
+import { apiData, newDataset, readAllRows } from "../support/crash.js"
 import { createTopic, groupLag, killAllSinks, produceInBursts, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
 
@@ -90,14 +90,11 @@ const chaos = async (
   const topic = `sink-keyed-chaos-${id}`
   const group = topic
   await createTopic(topic, 6)
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `keyed chaos ${id}` })
-  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
+  const datasetId = await newDataset(server.url, apiKey, {
     name: `keyed chaos ${id}`,
-    dataSourceId: dataSource.id,
-    primaryKey: ["key"],
-    schema: [{ id: "key", dataType: "string" }, { id: "version", dataType: "number" }]
+    schema: [{ id: "key", dataType: "string" }, { id: "version", dataType: "number" }],
+    primaryKey: ["key"]
   })
-  const datasetId = String(dataset.id)
 
   const { last, messages } = data(random)
   const keys = last.size

@@ -15,7 +15,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, compareIds, readAllRows } from "../support/crash.js"
+import { apiData, compareIds, idAndN, newDataset, readAllRows } from "../support/crash.js"
 import { createTopic, groupLag, kafka, killAllSinks, sleep, startSink, waitFor } from "../support/kafka.js"
 import { databaseUrl, kafkaBrokers } from "../support/services.js"
 import { adminQuery, freshSchema } from "../support/stores.js"
@@ -75,13 +75,7 @@ describe("tributary sink through an outage of a durable server", () => {
 
     let server = await serve(0)
     const port = Number(new URL(server.url).port)
-    const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: "outage" })
-    const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
-      name: "outage",
-      dataSourceId: dataSource.id,
-      schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
-    })
-    const datasetId = String(dataset.id)
+    const datasetId = await newDataset(server.url, apiKey, { name: "outage", schema: idAndN })
 
     const sink = startSink([
       "--brokers",

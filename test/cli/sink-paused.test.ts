@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, compareIds, readAllRows } from "../support/crash.js"
+import { compareIds, idAndN, newDataset, readAllRows, rowCount } from "../support/crash.js"
 import { createTopic, groupLag, killAllSinks, produceInBursts, type SinkChild, sleep, startSink, waitFor } from "../support/kafka.js"
 import { kafkaBrokers } from "../support/services.js"
 
@@ -45,19 +45,13 @@ it("members paused past their session with batches in flight, then resumed, unde
   const topic = `sink-paused-${id}`
   const group = topic
   await createTopic(topic, 6)
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `paused ${id}` })
-  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
-    name: `paused ${id}`,
-    dataSourceId: dataSource.id,
-    schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
-  })
-  const rowCount = async (): Promise<number> =>
-    (await apiData(server.url, apiKey, "GET", `/v2/datasets/${dataset.id}/data?pageSize=1`)).pagination.totalItems
+  const datasetId = await newDataset(server.url, apiKey, { name: `paused ${id}`, schema: idAndN })
+  const stored = () => rowCount(server.url, apiKey, datasetId)
 
   const ids = Array.from({ length: 12_000 }, (_, n) => `p${String(n).padStart(6, "0")}`)
   const messages = ids.map((key, n) => ({ key, value: JSON.stringify({ id: key, n }) }))
   const args = [
-    ...["--brokers", kafkaBrokers().join(","), "--topic", topic, "--group", group, "--dataset", dataset.id],
+    ...["--brokers", kafkaBrokers().join(","), "--topic", topic, "--group", group, "--dataset", datasetId],
     ...["--api-url", server.url, "--api-key", apiKey, "--session-timeout", "3s", "--drain-timeout", "10s", "--concurrency", "4"],
     ...["--dead-letter", `/tmp/${group}.ndjson`]
   ]
@@ -83,16 +77,16 @@ it("members paused past their session with batches in flight, then resumed, unde
   await producing
 
   const describe = async () =>
-    `${log.join("\n")}\nrows ${await rowCount()} of ${ids.length}, lag ${await groupLag(group, topic)}\n` +
+    `${log.join("\n")}\nrows ${await stored()} of ${ids.length}, lag ${await groupLag(group, topic)}\n` +
     members.map((m, i) => `member ${i}:\n${m.output().slice(-3000)}`).join("\n")
-  await waitFor(async () => (await groupLag(group, topic)) === 0 && (await rowCount()) >= ids.length, 120_000, describe)
+  await waitFor(async () => (await groupLag(group, topic)) === 0 && (await stored()) >= ids.length, 120_000, describe)
   for (const member of members) member.child.kill("SIGTERM")
   for (const member of members) expect(await member.exited, member.output()).toEqual({ code: 0, signal: null })
   // The pauses did what they were for: the group dropped the paused members.
   expect(members.some((m) => m.output().includes("The coordinator is not aware of this member")), await describe()).toBe(true)
   console.log(`sink paused (seed ${seed}): ${log.join("; ")}; done in ${Date.now() - started} ms`)
 
-  const rows = await readAllRows(server.url, apiKey, dataset.id)
+  const rows = await readAllRows(server.url, apiKey, datasetId)
   const { duplicated, missing, unexpected } = compareIds(ids, rows.map((row) => row["id"]))
   expect({ duplicated: duplicated.slice(0, 20), missing: missing.slice(0, 20), unexpected: unexpected.slice(0, 20) }, await describe())
     .toEqual({ duplicated: [], missing: [], unexpected: [] })

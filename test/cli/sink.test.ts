@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, compareIds, readAllRows } from "../support/crash.js"
+import { compareIds, idAndN, newDataset as newDatasetOn, readAllRows, rowCount as rowCountOn } from "../support/crash.js"
 import { createTopic, groupLag, kafka, killAllSinks, produceInBursts, readTopic, sleep, type SinkChild, startSink, waitFor } from "../support/kafka.js"
 import { kafkaBrokers, kafkaSaslBrokers, kafkaTls } from "../support/services.js"
 
@@ -42,18 +42,9 @@ afterAll(async () => {
   await server?.stop()
 })
 
-const newDataset = async (name: string) => {
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name })
-  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
-    name,
-    dataSourceId: dataSource.id,
-    schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
-  })
-  return dataset.id as string
-}
+const newDataset = (name: string) => newDatasetOn(server.url, apiKey, { name, schema: idAndN })
 
-const rowCount = async (datasetId: string): Promise<number> =>
-  (await apiData(server.url, apiKey, "GET", `/v2/datasets/${datasetId}/data?pageSize=1`)).pagination.totalItems
+const rowCount = (datasetId: string) => rowCountOn(server.url, apiKey, datasetId)
 
 const sinkArgs = (options: {
   topic: string
@@ -276,17 +267,11 @@ describe.concurrent("tributary sink (real broker, faulty reference server)", () 
       const topic = `sink-rebalance-${id}`
       const group = `sink-rebalance-${id}`
       await createTopic(topic, 4)
-      const dataSource = await apiData(slow.url, apiKey, "POST", "/v2/data-sources", { name: `rebalance ${id}` })
-      const dataset = await apiData(slow.url, apiKey, "POST", "/v2/datasets", {
-        name: `rebalance ${id}`,
-        dataSourceId: dataSource.id,
-        schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
-      })
-      const count = async () =>
-        (await apiData(slow.url, apiKey, "GET", `/v2/datasets/${dataset.id}/data?pageSize=1`)).pagination.totalItems as number
+      const datasetId = await newDatasetOn(slow.url, apiKey, { name: `rebalance ${id}`, schema: idAndN })
+      const count = () => rowCountOn(slow.url, apiKey, datasetId)
       const ids = Array.from({ length: 8000 }, (_, n) => `r${String(n).padStart(5, "0")}`)
       await produce(topic, ids.map((id, n) => ({ key: id, value: JSON.stringify({ id, n }) })))
-      const args = [...sinkArgs({ topic, group, datasetId: dataset.id, extra: ["--concurrency", "8", "--dead-letter", `/tmp/${group}.ndjson`] })]
+      const args = [...sinkArgs({ topic, group, datasetId, extra: ["--concurrency", "8", "--dead-letter", `/tmp/${group}.ndjson`] })]
       args[args.indexOf("--api-url") + 1] = slow.url
 
       const first = startSink(args)
@@ -304,7 +289,7 @@ describe.concurrent("tributary sink (real broker, faulty reference server)", () 
       // The first member gave its partitions up when the second joined.
       expect(first.output()).toContain("sink: revoked")
 
-      const rows = await readAllRows(slow.url, apiKey, dataset.id)
+      const rows = await readAllRows(slow.url, apiKey, datasetId)
       const { duplicated, missing, unexpected } = compareIds(ids, rows.map((row) => row["id"]))
       expect({ duplicated: duplicated.slice(0, 20), missing: missing.slice(0, 20), unexpected: unexpected.slice(0, 20) })
         .toEqual({ duplicated: [], missing: [], unexpected: [] })

@@ -14,7 +14,6 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServe, type RunningServer } from "../support/cli.js"
 import {
-  apiData,
   compareIds,
   killAllIngests,
   type InvalidKind,
@@ -26,7 +25,8 @@ import {
   type Attempt,
   type CheckpointFile,
   writeSource,
-  crashSeed
+  crashSeed,
+  newDataset
 } from "../support/crash.js"
 import { seededRandom } from "../../src/server/faults.js"
 
@@ -89,13 +89,7 @@ const crashScenario = async (scenario: Scenario) => {
   const { killWindowMs, name, primaryKey } = scenario
   const started = Date.now()
   const random = seededRandom(scenario.seed)
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `crash ${name} ${seed}` })
-  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
-    name: `crash ${name} ${seed}`,
-    dataSourceId: dataSource.id,
-    schema,
-    ...(primaryKey ? { primaryKey: ["id"] } : {})
-  })
+  const datasetId = await newDataset(server.url, apiKey, { name: `crash ${name} ${seed}`, schema, primaryKey: primaryKey ? ["id"] : undefined })
 
   // Without a primary key a record without `id` is valid, so that kind only goes in with one.
   const kinds: Array<InvalidKind> = ["malformed-json", "not-an-object", "wrong-type", "bad-datetime", "unknown-column"]
@@ -112,7 +106,7 @@ const crashScenario = async (scenario: Scenario) => {
   const args = [
     scenario.trickle === undefined ? source.path : "-",
     "--dataset",
-    dataset.id,
+    datasetId,
     "--checkpoint",
     checkpointPath,
     "--dead-letter",
@@ -154,7 +148,7 @@ const crashScenario = async (scenario: Scenario) => {
   }
   const sendingMs = Date.now() - started
 
-  const rows = await readAllRows(server.url, apiKey, dataset.id)
+  const rows = await readAllRows(server.url, apiKey, datasetId)
   const { duplicated, missing, unexpected } = compareIds(source.validIds, rows.map((row) => row["id"]))
   const lineOf = new Map(source.validIds.map((id, i) => [id, source.validLines[i]!]))
   const checkpoint = readCheckpoint(checkpointPath)
@@ -169,7 +163,7 @@ const crashScenario = async (scenario: Scenario) => {
   if (duplicated.length > 0 && !primaryKey) {
     // Which stored batches hold the duplicated ids: the same records under two cuts.
     const twice = new Set(duplicated.map(({ id }) => id))
-    const batches = await storedBatches(server.url, apiKey, dataset.id, rows)
+    const batches = await storedBatches(server.url, apiKey, datasetId, rows)
     const touching = batches.filter((b) => twice.has(b.first) || twice.has(b.last))
     report += `\nstored batches holding duplicated ids (first 30 of ${touching.length}): ` +
       touching.slice(0, 30).map((b) => `${b.first}..${b.last} (${b.count})`).join(", ")

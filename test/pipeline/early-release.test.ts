@@ -20,7 +20,7 @@ import { makeTracker, type Terminal } from "../../src/pipeline/internal/tracking
 import { run } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { parseFaults } from "../../src/server/faults.js"
-import { apiData, readAllRows } from "../support/crash.js"
+import { idAndVersion, newDataset, readAllRows } from "../support/crash.js"
 import { startProxy } from "../support/proxy.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
 
@@ -130,16 +130,7 @@ describe("a run lets a succeeded batch's keys go before its detail is read", () 
     it.effect("three batches of the same keys, each waiting for the one before: the second posted once a list shows the first succeeded, a second before its detail is answered; every key at its last version", () =>
       Effect.gen(function*() {
         const serverUrl = yield* ServerUrl
-        const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name: "early" }))
-        const dataset = yield* Effect.promise(() =>
-          apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
-            name: "early",
-            dataSourceId: dataSource.id,
-            schema: [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }],
-            primaryKey: ["id"]
-          })
-        )
-        const datasetId = String(dataset.id)
+        const datasetId = yield* Effect.promise(() => newDataset(serverUrl, apiKey, { name: "early", schema: idAndVersion, primaryKey: ["id"] }))
         const proxy = yield* Effect.acquireRelease(Effect.promise(() => startProxy(serverUrl)), (p) => Effect.promise(() => p.close()))
         const isDetail = (url: string) => new RegExp(`^/v2/datasets/${datasetId}/ingestions/[^/?]+$`).test(url)
         proxy.delay = (req) => (isDetail(req.url ?? "") ? detailHoldMillis : 0)

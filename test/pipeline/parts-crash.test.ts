@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seededRandom } from "../../src/server/faults.js"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, crashSeed, ingestionDetails, killAllIngests, readAllRows, readCheckpoint, runIngest } from "../support/crash.js"
+import { crashSeed, idAndVersion, ingestionDetails, killAllIngests, newDataset, readAllRows, readCheckpoint, runIngest } from "../support/crash.js"
 
 const seed = crashSeed()
 const apiKey = "parts-crash-key"
@@ -64,18 +64,12 @@ describe("keyed batches in parts under SIGKILL (tributary ingest against tributa
     }
     const source = join(dir, "updates.ndjson")
     writeFileSync(source, `${lines.join("\n")}\n`)
-    const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `parts crash ${seed}` })
-    const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
-      name: `parts crash ${seed}`,
-      dataSourceId: dataSource.id,
-      schema: [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }],
-      primaryKey: ["id"]
-    })
+    const datasetId = await newDataset(server.url, apiKey, { name: `parts crash ${seed}`, schema: idAndVersion, primaryKey: ["id"] })
     const checkpointPath = join(dir, "updates.checkpoint.json")
     const args = [
       source,
       "--dataset",
-      String(dataset.id),
+      datasetId,
       "--checkpoint",
       checkpointPath,
       "--dead-letter",
@@ -106,14 +100,14 @@ describe("keyed batches in parts under SIGKILL (tributary ingest against tributa
     }
     console.log(`parts crash (seed ${seed}):\n${log.join("\n")}`)
 
-    const rows = await readAllRows(server.url, apiKey, String(dataset.id))
+    const rows = await readAllRows(server.url, apiKey, datasetId)
     const stale = rows.filter((row) => lastVersion.get(String(row["id"])) !== Number(row["version"]))
     expect(rows.length, log.join("\n")).toBe(lastVersion.size)
     expect(stale.slice(0, 10), `${stale.length} stale keys\n${log.join("\n")}`).toEqual([])
 
     // Batches went in parts: ingestions of fewer records than a batch, beside the whole ones.
     // (The checkpoint shows splits only of a killed run; a run may finish before its kill.)
-    const sizes: Array<number> = (await ingestionDetails(server.url, apiKey, String(dataset.id)))
+    const sizes: Array<number> = (await ingestionDetails(server.url, apiKey, datasetId))
       .map((detail) => detail.summary?.ingestion?.receivedRecordCount ?? 0)
     const parts = sizes.filter((size) => size > 0 && size < perBatch).length
     console.log(`parts crash (seed ${seed}): ${parts} of ${sizes.length} ingestions were parts of a batch`)

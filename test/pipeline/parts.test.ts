@@ -21,7 +21,7 @@ import { type PipelineConfig, run } from "../../src/pipeline/run.js"
 import type { PartitionedSource, Source, SourceElement, SourceEvent } from "../../src/pipeline/Source.js"
 import { type BatchCut, type BatchRecord, type Delivered, mergeCuts } from "../../src/pipeline/vocabulary.js"
 import { parseFaults } from "../../src/server/faults.js"
-import { apiData, maxOverlap, readAllRows } from "../support/crash.js"
+import { apiData, idAndVersion, maxOverlap, newDataset, readAllRows } from "../support/crash.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
 
 const record = (offset: number, key: string, child?: number): BatchRecord => ({
@@ -117,20 +117,12 @@ const sharedKeySource: Source = {
 const keyedDataset = (name: string) =>
   Effect.gen(function*() {
     const serverUrl = yield* ServerUrl
-    const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name }))
-    const dataset = yield* Effect.promise(() =>
-      apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
-        name,
-        dataSourceId: dataSource.id,
-        schema: [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }],
-        primaryKey: ["id"]
-      })
-    )
+    const datasetId = yield* Effect.promise(() => newDataset(serverUrl, apiKey, { name, schema: idAndVersion, primaryKey: ["id"] }))
     const client = yield* Effect.map(
       Layer.build(TributaryClient.layer({ baseUrl: serverUrl, apiKey: Redacted.make(apiKey) })),
       Context.get(TributaryClient)
     )
-    return { client, datasetId: String(dataset.id), serverUrl }
+    return { client, datasetId, serverUrl }
   })
 
 /** `sharedKeySource` into the dataset, 100-record batches, 8 requests at once; `more` adds to the config. */

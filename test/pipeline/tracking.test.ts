@@ -21,7 +21,7 @@ import { makeTracker, olderPages } from "../../src/pipeline/internal/tracking.js
 import { run } from "../../src/pipeline/run.js"
 import type { Source, SourceElement } from "../../src/pipeline/Source.js"
 import { parseFaults } from "../../src/server/faults.js"
-import { apiData, maxOverlap, readAllRows } from "../support/crash.js"
+import { apiData, idAndN, maxOverlap, newDataset, readAllRows } from "../support/crash.js"
 import { startProxy } from "../support/proxy.js"
 import { serverLayer, ServerUrl } from "../support/server.js"
 
@@ -60,15 +60,7 @@ describe("tracking apart from sending", () => {
         Effect.gen(function*() {
           const serverUrl = yield* ServerUrl
           // An append-only dataset: a record stored twice would be two rows.
-          const dataSource = yield* Effect.promise(() => apiData(serverUrl, apiKey, "POST", "/v2/data-sources", { name: "tracking" }))
-          const dataset = yield* Effect.promise(() =>
-            apiData(serverUrl, apiKey, "POST", "/v2/datasets", {
-              name: "tracking",
-              dataSourceId: dataSource.id,
-              schema: [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
-            })
-          )
-          const datasetId = String(dataset.id)
+          const datasetId = yield* Effect.promise(() => newDataset(serverUrl, apiKey, { name: "tracking", schema: idAndN }))
 
           const proxy = yield* Effect.acquireRelease(Effect.promise(() => startProxy(serverUrl)), (p) => Effect.promise(() => p.close()))
           const client = yield* clientOf(proxy.url)

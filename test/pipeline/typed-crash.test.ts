@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { startServe, type RunningServer } from "../support/cli.js"
-import { apiData, compareIds, crashSeed, killAllIngests, readAllRows, readCheckpoint, readDeadLetters, runIngest } from "../support/crash.js"
+import { compareIds, crashSeed, killAllIngests, newDataset, readAllRows, readCheckpoint, readDeadLetters, runIngest } from "../support/crash.js"
 import { seededRandom } from "../../src/server/faults.js"
 
 const seed = crashSeed()
@@ -69,11 +69,9 @@ const writeOrders = (path: string, random: () => number) => {
 
 it("SIGKILL at random moments: every order line stored exactly once, every failure dead-lettered", async () => {
   const random = seededRandom(seed)
-  const dataSource = await apiData(server.url, apiKey, "POST", "/v2/data-sources", { name: `typed crash ${seed}` })
   // The output schema's columns, written out: the job checks them against its schema at start.
-  const dataset = await apiData(server.url, apiKey, "POST", "/v2/datasets", {
+  const datasetId = await newDataset(server.url, apiKey, {
     name: `typed crash ${seed}`,
-    dataSourceId: dataSource.id,
     schema: [
       { id: "lineId", dataType: "string" },
       { id: "orderId", dataType: "string" },
@@ -94,7 +92,7 @@ it("SIGKILL at random moments: every order line stored exactly once, every failu
   let landed = 0
   for (let i = 0; i <= kills; i++) {
     const killAfterMs = i < kills ? 150 + Math.floor(random() * 1_850) : undefined
-    const attempt = await runIngest([file, dataset.id], { ...job, killAfterMs }, 90_000)
+    const attempt = await runIngest([file, datasetId], { ...job, killAfterMs }, 90_000)
     const checkpoint = readCheckpoint(checkpointPath)
     log.push(
       `run ${i + 1}: ${attempt.killed ? `killed ${killAfterMs} ms after the first commit` : `exited ${attempt.code}`} after ${attempt.elapsedMs} ms; ` +
@@ -109,7 +107,7 @@ it("SIGKILL at random moments: every order line stored exactly once, every failu
   }
   console.log(`typed crash: ${landed} of ${kills} kills landed\n${log.join("\n")}`)
 
-  const rows = await readAllRows(server.url, apiKey, dataset.id)
+  const rows = await readAllRows(server.url, apiKey, datasetId)
   const { duplicated, missing, unexpected } = compareIds(source.expected, rows.map((row) => row["lineId"]))
   const report = `${rows.length} rows for ${source.expected.length} lines; ${missing.length} missing ${JSON.stringify(missing.slice(0, 10))}, ` +
     `${duplicated.length} twice ${JSON.stringify(duplicated.slice(0, 10))}, ${unexpected.length} unexpected\n${log.join("\n")}`

@@ -54,6 +54,38 @@ export const apiData = async (base: string, key: string, method: "GET" | "POST",
   return answer.body.data
 }
 
+/** A column of a v2 dataset's schema, as the API takes it. */
+export interface ColumnSpec {
+  readonly id: string
+  readonly dataType: string
+}
+
+/** The schema most tests use: an `id` and a number `n`. */
+export const idAndN: ReadonlyArray<ColumnSpec> = [{ id: "id", dataType: "string" }, { id: "n", dataType: "number" }]
+
+/** The schema of keyed-update tests: an `id` and a number `version`. */
+export const idAndVersion: ReadonlyArray<ColumnSpec> = [{ id: "id", dataType: "string" }, { id: "version", dataType: "number" }]
+
+/** A v2 dataset in a data source of its own (both named `name`); answers the dataset's id. */
+export const newDataset = async (
+  base: string,
+  key: string,
+  dataset: { readonly name: string; readonly schema: ReadonlyArray<ColumnSpec>; readonly primaryKey?: ReadonlyArray<string> | undefined }
+): Promise<string> => {
+  const dataSource = await apiData(base, key, "POST", "/v2/data-sources", { name: dataset.name })
+  const created = await apiData(base, key, "POST", "/v2/datasets", {
+    name: dataset.name,
+    dataSourceId: dataSource.id,
+    schema: dataset.schema,
+    ...(dataset.primaryKey === undefined ? {} : { primaryKey: dataset.primaryKey })
+  })
+  return String(created.id)
+}
+
+/** How many rows a v2 dataset holds. */
+export const rowCount = async (base: string, key: string, datasetId: string): Promise<number> =>
+  (await apiData(base, key, "GET", `/v2/datasets/${datasetId}/data?pageSize=1`)).pagination.totalItems
+
 /** Every stored row of a v2 dataset, page by page. */
 export const readAllRows = async (base: string, key: string, datasetId: string): Promise<Array<Record<string, unknown>>> => {
   const rows: Array<Record<string, unknown>> = []

@@ -30,7 +30,7 @@ import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import { createInterface } from "node:readline"
-import { benchArgs, fmt, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
+import { benchArgs, fmt, machineLoad, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -95,7 +95,7 @@ const send = (mode, topic, server, expected, extra = []) =>
     child.on("exit", (code) => (code === 0 && line ? resolve(JSON.parse(line)) : reject(new Error(`${mode} sender exited ${code}`))))
   })
 
-console.log(`kafka bench: brokers ${brokers}, concurrency ${concurrency}, node ${process.version}`)
+console.log(`kafka bench: brokers ${brokers}, concurrency ${concurrency}, node ${process.version}\n${machineLoad()}`)
 const server = await startServer("raw ingest server", [process.execPath, here("pipeline-server.mjs"), "bench"], portLine)
 const runs = []
 const describe = (r) =>
@@ -168,6 +168,7 @@ try {
       console.log(`(--stages times each batch's stages, with batch events on: a fiber a batch)`)
     }
   }
+  console.log(`\n${machineLoad()}`)
 } finally {
   await server.stop()
 }

@@ -2,7 +2,7 @@
 // starting a server in a child process, and printing medians and tables.
 import { execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { availableParallelism } from "node:os"
+import { availableParallelism, loadavg } from "node:os"
 import { basename } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -158,6 +158,25 @@ export const runMode = (modes, mode) => {
 }
 
 // ---- report ------------------------------------------------------------------------------------
+
+/**
+ * How busy the machine is besides the bench: the load average and, where Linux reports it, the
+ * share of time some task waited for a CPU (`/proc/pressure/cpu`, "some", over the last 10 and
+ * 60 s). Printed at a bench's start and end: a run with pressure well above zero before it
+ * started shares its cores with something else (a Kafka broker left running, a build), and its
+ * single rounds can move by a third or more. At the end the bench's own processes count too.
+ */
+export const machineLoad = () => {
+  const load = loadavg().map((x) => fmt(x, 2)).join(" ")
+  let pressure = ""
+  try {
+    const some = /^some avg10=([\d.]+) avg60=([\d.]+)/m.exec(readFileSync("/proc/pressure/cpu", "utf8"))
+    if (some !== null) pressure = `; CPU pressure ${fmt(Number(some[1]))}% (10 s), ${fmt(Number(some[2]))}% (60 s)`
+  } catch {
+    // No pressure stall information here (not Linux, or an older kernel).
+  }
+  return `load average ${load}${pressure}`
+}
 
 export const median = (xs) => {
   const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b)

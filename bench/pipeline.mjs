@@ -45,7 +45,7 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { once } from "node:events"
-import { benchArgs, cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinned, pinSelf, portLine, range, startServer, table } from "./lib.mjs"
+import { benchArgs, cpuMicros, fmt, hasTaskset, machineLoad, median, perRoundRatios, pinned, pinSelf, portLine, range, startServer, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -251,7 +251,7 @@ const record = (section, round, run) => {
 console.log(
   `pipeline bench: concurrency ${concurrency}, ${recordsPerBatch} records per batch; ` +
     (hasTaskset ? "senders on core 0, servers on core 1" : "no taskset: nothing pinned") +
-    `\nnode ${process.version}, temp dir ${work}`
+    `\nnode ${process.version}, temp dir ${work}\n${machineLoad()}`
 )
 
 const needsMain = sections.has("overhead") || sections.has("memory")
@@ -396,5 +396,6 @@ if (sections.has("e2e")) {
 
 failed = all.some((r) => r.problems.length > 0)
 if (args.json) writeFileSync(args.json, `${JSON.stringify({ records, memoryRecords, e2eRecords, concurrency, rounds, runs: all }, null, 2)}\n`)
+console.log(`\n${machineLoad()}`)
 if (failed) console.error("\nsome runs did not deliver every record (see FAILED above)")
 process.exit(failed ? 1 : 0)

@@ -27,7 +27,7 @@ import { spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { createInterface } from "node:readline"
 import pg from "pg"
-import { benchArgs, fmt, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
+import { benchArgs, fmt, machineLoad, median, perRoundRatios, pinned, portLine, range, startServer, table } from "./lib.mjs"
 
 const { values: args } = benchArgs(import.meta.url, {
   options: {
@@ -77,7 +77,7 @@ const send = (mode, relation, server, partitions) =>
     child.on("exit", (code) => (code === 0 && line ? resolve(JSON.parse(line)) : reject(new Error(`${mode} sender exited ${code}`))))
   })
 
-console.log(`postgres bench: ${fmt(rows)} rows, concurrency ${concurrency}, chunk ${chunk}, node ${process.version}`)
+console.log(`postgres bench: ${fmt(rows)} rows, concurrency ${concurrency}, chunk ${chunk}, node ${process.version}\n${machineLoad()}`)
 const server = await startServer("raw ingest server", [process.execPath, here("pipeline-server.mjs"), "bench"], portLine)
 const describe = (r) =>
   `${fmt(r.records / r.seconds)} rows/s, ${fmt(r.seconds, 1)} s, CPU ${fmt(r.cpuMicros / 1e6, 1)} s ` +
@@ -120,6 +120,7 @@ try {
     console.log(`${fmt(small.records)} rows: peak RSS ${fmt(small.peakRssKb / 1024)} MB; ${fmt(big.records)}: ${fmt(big.peakRssKb / 1024)} MB; ` +
       `ratio ${fmt(big.peakRssKb / small.peakRssKb, 2)} (flat: near 1)`)
   }
+  console.log(`\n${machineLoad()}`)
 } finally {
   await server.stop()
   await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)

@@ -46,9 +46,9 @@ import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { once } from "node:events"
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { benchArgs, cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinned, pinSelf, range, startServer, table } from "./lib.mjs"
+import { benchArgs, cpuMicros, fmt, hasTaskset, machineLoad, median, perRoundRatios, pinned, pinSelf, range, startServer, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -77,7 +77,6 @@ const terminalRecords = Number(args["terminal-records"] ?? records)
 const only = new Set(args.only.split(","))
 const recordsPerBatch = 100
 const apiKey = `trb_${randomBytes(16).toString("hex")}`
-const load = () => loadavg().map((x) => fmt(x, 2)).join(" ")
 
 pinSelf()
 
@@ -252,7 +251,7 @@ console.log(
   `tracking bench: processing=${args.processing}, concurrency ${args.concurrency}, maxPending ${args["max-pending"]}, ` +
     `${recordsPerBatch} records per batch; ${rounds} round(s) of ${fmt(records)} records (terminal: ${fmt(terminalRecords)}); ` +
     (hasTaskset ? "senders on core 0, servers on core 1" : "no taskset: nothing pinned") +
-    `\nnode ${process.version}, load average ${load()}`
+    `\nnode ${process.version}, ${machineLoad()}`
 )
 
 const appendFile = await generate("append", records, appendKey)
@@ -275,7 +274,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
-console.log(`\nmedians over rounds (peak RSS: max); load average ${load()}`)
+console.log(`\nmedians over rounds (peak RSS: max); ${machineLoad()}`)
 table(
   ["run", "records/s", "steady records/s", "seconds", "tail s", "CPU µs/record", "sender core %", "peak RSS MB", "server core %", "peak pending", "peak limit"],
   names.map((name) => {

@@ -16,7 +16,8 @@ import { PipelineMetrics } from "../telemetry/index.js"
 import type { backfillOptions } from "./options.js"
 import { UsageError } from "./errors.js"
 import { interruptedExitCode, storedText, summaryJson } from "./ingest.js"
-import { describeOutage, endProgress, progressDisplay, retryNotice } from "./progress.js"
+import { commandClient } from "./client.js"
+import { describeOutage, endProgress, progressDisplay } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
 import { withTelemetry } from "./telemetry.js"
@@ -276,12 +277,6 @@ export const main = (options: Values<typeof backfillOptions>) =>
     )
   }).pipe(
     Effect.scoped,
-    Effect.provide(TributaryClient.layer({
-      baseUrl: options.apiUrl,
-      apiKey: Redacted.make(options.apiKey),
-      retry: { maxRetries: options.retries },
-      onRetry: retryNotice(process.stderr),
-      traceRequests: options.otlpEndpoint !== undefined
-    })),
+    Effect.provide(commandClient(options)),
     withTelemetry(options.otlpEndpoint)
   )

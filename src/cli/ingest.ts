@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from "node:fs"
 import type * as FileSystem from "@effect/platform/FileSystem"
-import { Console, Effect, Redacted } from "effect"
+import { Console, Effect } from "effect"
 import * as Ndjson from "../../connectors/ndjson/index.js"
 import { TributaryClient, type TributaryClientService } from "../client/Client.js"
 import * as Checkpoint from "../pipeline/Checkpoint.js"
@@ -15,7 +15,8 @@ import { type PipelineConfig, type PipelineError, run, topReasons } from "../pip
 import type { SchemaContract } from "../pipeline/SchemaContract.js"
 import { PipelineMetrics } from "../telemetry/index.js"
 import type { ingestOptions } from "./options.js"
-import { endProgress, progressDisplay, retryNotice } from "./progress.js"
+import { commandClient } from "./client.js"
+import { endProgress, progressDisplay } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
 import { withTelemetry } from "./telemetry.js"
@@ -275,12 +276,6 @@ export const main = (options: Values<typeof ingestOptions>) =>
     yield* Console.log(options.json ? summaryJson(progress, paths) : summarize(progress, paths))
   }).pipe(
     Effect.scoped,
-    Effect.provide(TributaryClient.layer({
-      baseUrl: options.apiUrl,
-      apiKey: Redacted.make(options.apiKey),
-      retry: { maxRetries: options.retries },
-      onRetry: retryNotice(process.stderr),
-      traceRequests: options.otlpEndpoint !== undefined
-    })),
+    Effect.provide(commandClient(options)),
     withTelemetry(options.otlpEndpoint)
   )

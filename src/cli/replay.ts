@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
-import { Console, Effect, Option, Redacted, Stream } from "effect"
+import { Console, Effect, Option, Stream } from "effect"
 import * as Kafka from "../../connectors/kafka/index.js"
 import { TributaryClient } from "../client/Client.js"
 import * as Checkpoint from "../pipeline/Checkpoint.js"
@@ -18,7 +18,8 @@ import { topReasons } from "../pipeline/run.js"
 import type { replayOptions } from "./options.js"
 import { UsageError } from "./errors.js"
 import { interruptedExitCode, storedText } from "./ingest.js"
-import { endProgress, progressDisplay, retryNotice } from "./progress.js"
+import { commandClient } from "./client.js"
+import { endProgress, progressDisplay } from "./progress.js"
 import { schemaSummary } from "./schemaContract.js"
 import type { Values } from "./spec.js"
 
@@ -163,10 +164,5 @@ export const main = (options: Values<typeof replayOptions>) =>
     if (reading.selected === 0) return yield* nothing(reading.read)
     yield* Console.log(summarizeReplay(progress, paths.deadLetters))
   }).pipe(
-    Effect.provide(TributaryClient.layer({
-      baseUrl: options.apiUrl,
-      apiKey: Redacted.make(options.apiKey),
-      retry: { maxRetries: options.retries },
-      onRetry: retryNotice(process.stderr)
-    }))
+    Effect.provide(commandClient(options))
   )

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { binPath, runCli, startServe, type RunningServer } from "../support/cli.js"
+import { api as apiCall } from "../support/crash.js"
 import { createTopic, groupLag, kafka, startSink, waitFor } from "../support/kafka.js"
 import { testSchema } from "../support/postgres.js"
 import { databaseUrl, kafkaBrokers } from "../support/services.js"
@@ -21,14 +22,9 @@ import { databaseUrl, kafkaBrokers } from "../support/services.js"
 const dir = mkdtempSync(join(tmpdir(), "tributary-bad-data-"))
 const key = "bad-data-key"
 
-const api = async (server: RunningServer, method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return (await response.json()) as any
-}
+/** One API call with the test key (retried while the server answers 429 or 5xx), answering the envelope. */
+const api = async (server: RunningServer, method: "GET" | "POST", path: string, body?: unknown): Promise<any> =>
+  (await apiCall(server.url, key, method, path, body)).body
 
 /** A v1 dataset created as v1 creates them: no columns at all. */
 const v1Dataset = async (server: RunningServer, primaryKeys: ReadonlyArray<string> = []) => {

@@ -4,18 +4,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { binPath, runCli, startServe, type RunningServer } from "../support/cli.js"
+import { api as apiCall } from "../support/crash.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-ingest-cli-"))
 const key = "cli-key"
 
-const api = async (server: RunningServer, method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return (await response.json()) as any
-}
+/** One API call with the test key (retried while the server answers 429 or 5xx), answering the envelope. */
+const api = async (server: RunningServer, method: "GET" | "POST", path: string, body?: unknown): Promise<any> =>
+  (await apiCall(server.url, key, method, path, body)).body
 
 const newDataset = async (server: RunningServer) => {
   const dataSource = await api(server, "POST", "/v2/data-sources", { name: "cli" })

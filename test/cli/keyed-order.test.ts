@@ -11,22 +11,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCli, startServe, type RunningServer } from "../support/cli.js"
+import { api as apiCall } from "../support/crash.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-keyed-order-"))
 const key = "order-key"
 
-/** A request of the test's own, tried again while the server injects a 503 (not run when injected). */
-const api = async (server: RunningServer, method: string, path: string, body?: unknown): Promise<any> => {
-  for (let attempt = 0;; attempt++) {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    if (response.status !== 503 || attempt === 50) return response.json()
-    await response.arrayBuffer()
-  }
-}
+/** One API call with the test key (retried while the server answers 429 or 5xx), answering the envelope. */
+const api = async (server: RunningServer, method: "GET" | "POST", path: string, body?: unknown): Promise<any> =>
+  (await apiCall(server.url, key, method, path, body)).body
 
 const keyedDataset = async (server: RunningServer, primaryKey: ReadonlyArray<string>) => {
   const dataSource = await api(server, "POST", "/v2/data-sources", { name: "order" })

@@ -11,18 +11,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { binPath, type Finished, runCli, startServe, type RunningServer } from "../support/cli.js"
+import { api as apiCall } from "../support/crash.js"
 
 const dir = mkdtempSync(join(tmpdir(), "tributary-run-identity-"))
 const key = "identity-key"
 
-const api = async (server: RunningServer, method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return (await response.json()) as any
-}
+/** One API call with the test key (retried while the server answers 429 or 5xx), answering the envelope. */
+const api = async (server: RunningServer, method: "GET" | "POST", path: string, body?: unknown): Promise<any> =>
+  (await apiCall(server.url, key, method, path, body)).body
 
 /** An append-only dataset (no primary key): every stored record is a row. */
 const dataset = async (server: RunningServer, columns = [{ id: "n", dataType: "number" }, { id: "v", dataType: "string" }]) => {

@@ -109,6 +109,25 @@ export const startServer = (name, command, ready) =>
 /** The URL of a server that prints `{"port":N}` once it listens on 127.0.0.1. */
 export const portLine = (line) => `http://127.0.0.1:${JSON.parse(line).port}`
 
+/** The URL in the first line `tributary serve` prints ("… listening on http://…"). */
+export const servedUrl = (line) => {
+  const url = /listening on (\S+)/.exec(line)?.[1]
+  if (url === undefined) throw new Error(`unexpected first line from tributary serve: ${line}`)
+  return url
+}
+
+/** One API call to a bench's server with `apiKey`; answers the parsed answer (anything but 200 throws). */
+export const apiCall = async (url, apiKey, method, path, payload) => {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-api-key": apiKey },
+    body: payload === undefined ? undefined : JSON.stringify(payload)
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text)
+}
+
 // ---- raw senders -------------------------------------------------------------------------------
 
 /**

@@ -45,7 +45,7 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { once } from "node:events"
-import { benchArgs, cpuMicros, fmt, hasTaskset, machineLoad, median, perRoundRatios, pinned, pinSelf, portLine, range, startServer, table } from "./lib.mjs"
+import { apiCall, benchArgs, cpuMicros, fmt, hasTaskset, machineLoad, median, perRoundRatios, pinned, pinSelf, portLine, range, servedUrl, startServer, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -131,23 +131,10 @@ const startReferenceServer = () =>
   startServer(
     "reference server",
     [process.execPath, here("../bin/tributary.js"), "serve", "--host", "127.0.0.1", "--port", "0", "--api-key", apiKey],
-    (line) => {
-      const url = /listening on (\S+)/.exec(line)?.[1]
-      if (url === undefined) throw new Error(`unexpected first line from tributary serve: ${line}`)
-      return url
-    }
+    servedUrl
   )
 
-const call = async (url, method, path, payload) => {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-api-key": apiKey },
-    body: payload === undefined ? undefined : JSON.stringify(payload)
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return JSON.parse(text)
-}
+const call = (url, method, path, payload) => apiCall(url, apiKey, method, path, payload)
 
 /** A data source and a dataset with the records' columns and primary key `id`. */
 const createDataset = async (url) => {

@@ -26,7 +26,7 @@ import { randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import autocannon from "autocannon"
 import pg from "pg"
-import { benchArgs, cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinSelf, portLine, range, startServer, statusKb, table } from "./lib.mjs"
+import { apiCall, benchArgs, cpuMicros, fmt, hasTaskset, median, perRoundRatios, pinSelf, portLine, range, startServer, statusKb, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -103,16 +103,7 @@ const startVariant = (variant, schema) => {
   )
 }
 
-const call = async (url, path, payload) => {
-  const response = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": apiKey },
-    body: JSON.stringify(payload)
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`POST ${path}: ${response.status} ${text}`)
-  return JSON.parse(text)
-}
+const call = (url, path, payload) => apiCall(url, apiKey, "POST", path, payload)
 
 /** The ingest path; for the reference server a fresh dataset keyed by `id`. */
 const ingestPath = async (variant, url) => {

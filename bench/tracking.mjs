@@ -48,7 +48,7 @@ import { once } from "node:events"
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { benchArgs, cpuMicros, fmt, hasTaskset, machineLoad, median, perRoundRatios, pinned, pinSelf, range, startServer, table } from "./lib.mjs"
+import { apiCall, benchArgs, cpuMicros, fmt, hasTaskset, machineLoad, median, perRoundRatios, pinned, pinSelf, range, servedUrl, startServer, table } from "./lib.mjs"
 
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -135,23 +135,10 @@ const startReferenceServer = (processing) =>
       apiKey,
       ...(processing ? ["--faults", `processing=${args.processing},seed=1`] : [])
     ],
-    (line) => {
-      const url = /listening on (\S+)/.exec(line)?.[1]
-      if (url === undefined) throw new Error(`unexpected first line from tributary serve: ${line}`)
-      return url
-    }
+    servedUrl
   )
 
-const call = async (url, method, path, payload) => {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-api-key": apiKey },
-    body: payload === undefined ? undefined : JSON.stringify(payload)
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return JSON.parse(text)
-}
+const call = (url, method, path, payload) => apiCall(url, apiKey, method, path, payload)
 
 const createDataset = async (url, keyed) => {
   const source = await call(url, "POST", "/v2/data-sources", { name: "bench" })

@@ -277,6 +277,17 @@ export interface PostgresSource extends PartitionedSource<PostgresError | Checkp
   readonly ensureFinished: Effect.Effect<void, PostgresError | CheckpointError>
 }
 
+/**
+ * Rows converted at a time: a read's rows go into the source's queue in slices of this many,
+ * each converted when the pipeline takes it. A whole read converted at once (1,000 rows) kept
+ * its records, their checks and their texts alive together long enough for the young
+ * collections to copy and promote them. Measured on a 1M-row backfill, 4 runs each,
+ * alternating: 295-298 against 517-526 MB promoted, scavenge pauses 925-1,244 against
+ * 1,243-1,720 ms, peak RSS 266-291 against 311-331 MB, the time the same (6.9-10.4 against
+ * 6.7-10.2 s on a noisy machine). Slices of 100 promote no less and cost more stream steps.
+ */
+const rowsPerSlice = 250
+
 /** Integer types: their key range is split by min and max. */
 const integerOids = new Set<number>([Oid.int2, Oid.int4, Oid.int8])
 
@@ -441,14 +452,18 @@ export const make = (
                 catch: pgError(`partition ${partition}: cannot read`)
               })
               if (rows.length === 0) break
-              // Converted when the pipeline takes them, so that they die young (`Later`).
-              const first = next
+              // Converted when the pipeline takes them, so that they die young (`Later`), a
+              // slice at a time (`rowsPerSlice`).
+              for (let from = 0; from < rows.length; from += rowsPerSlice) {
+                const slice = rows.slice(from, from + rowsPerSlice)
+                const first = next + from
+                const events = Effect.try({
+                  try: () => Chunk.unsafeFromArray(slice.map((row, i) => element(row, partition, first + i))),
+                  catch: pgError(`partition ${partition}`)
+                })
+                yield* offer({ _tag: "Later", events })
+              }
               next += rows.length
-              const events = Effect.try({
-                try: () => Chunk.unsafeFromArray(rows.map((row, i) => element(row, partition, first + i))),
-                catch: pgError(`partition ${partition}`)
-              })
-              yield* offer({ _tag: "Later", events })
             }
             yield* Effect.tryPromise({
               try: async () => {

@@ -31,7 +31,7 @@ import Cursor from "pg-cursor"
 import type { DatasetSchema } from "../../src/pipeline/validate.js"
 import { fromQueue, type QueueItem } from "../internal/queue.js"
 import type { Assignment, PartitionedSource, SourceEvent } from "../../src/pipeline/Source.js"
-import type { CheckpointError, SourceElement } from "../../src/pipeline/vocabulary.js"
+import type { CheckpointError, SourceElement, ValueTypes } from "../../src/pipeline/vocabulary.js"
 import type { ColumnType } from "../../src/records.js"
 import {
   fromItem,
@@ -397,12 +397,20 @@ export const make = (
     const keyIndexes = key.map((k) => columns.findIndex((c) => c.name === k.name))
     const kinds = columns.map((c) => c.kind)
     const names = columns.map((c) => c.name)
+    // What every record holds: the result's columns, each of its type or null, the key never
+    // null (a row whose key holds NULL fails the read): the dataset's check trusts it when it fits.
+    const valueTypes: ValueTypes = { columns: columns.map((c) => ({ id: c.name, dataType: c.dataType })), notNull: options.key }
 
     /** One row as an element: a record, or a dead letter naming the key and the column. */
     const element = (row: Array<string | null>, partition: string, offset: number): SourceElement<PostgresResume> => {
-      const keyValues = keyIndexes.map((i) => row[i]!)
-      if (keyValues.some((v) => v === null)) {
-        throw new PostgresError({ reason: `partition ${partition}, row ${offset}: the key (${options.key.join(", ")}) holds NULL` })
+      // Loops, not `map` and `some`: this runs for every row read.
+      const keyValues: Array<string> = []
+      for (let k = 0; k < keyIndexes.length; k++) {
+        const value = row[keyIndexes[k]!]
+        if (value === null || value === undefined) {
+          throw new PostgresError({ reason: `partition ${partition}, row ${offset}: the key (${options.key.join(", ")}) holds NULL` })
+        }
+        keyValues.push(value)
       }
       const position = { partition, offset, resume: { key: keyValues } }
       const record: Record<string, unknown> = {}
@@ -424,7 +432,7 @@ export const make = (
         }
         record[names[i]!] = converted
       }
-      return { _tag: "Record", position, value: record }
+      return { _tag: "Record", position, value: record, typedBy: valueTypes }
     }
 
     /** Reads one claimed partition from its committed key to its end, handing chunks to `offer`. */
@@ -535,7 +543,7 @@ export const make = (
       name,
       events,
       columns,
-      schema: { columns: columns.map((c) => ({ id: c.name, dataType: c.dataType })), primaryKey: options.key },
+      schema: { columns: valueTypes.columns, primaryKey: options.key },
       plan,
       remaining,
       bind: state.bind,

@@ -8,6 +8,7 @@
  * @since 0.2.0
  */
 import { Data } from "effect"
+import type { Column } from "../records.js"
 
 // Positions
 
@@ -90,6 +91,27 @@ export interface RecordElement<A = unknown, Resume = unknown> {
   readonly value: A
   /** The record's JSON text when the source already has it (saves a stringify). */
   readonly json?: string | undefined
+  /**
+   * The types the source gave `value` itself (a database's column types): when the dataset
+   * has each of these columns with a type that takes them, and its primary key among the
+   * columns never null, the record fits by construction and is not checked value by value
+   * (`checkElement`). It holds for `value` as the source made it: a stage that changes the
+   * value makes a new element without it (as it does without `json`).
+   */
+  readonly typedBy?: ValueTypes | undefined
+}
+
+/**
+ * What a source guarantees of every record it types (`RecordElement.typedBy`): the record
+ * holds exactly `columns`, each value of its column's type or null, and never null in
+ * `notNull`. One object for all of a source's records, so that checking compares it once.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ValueTypes {
+  readonly columns: ReadonlyArray<Column>
+  readonly notNull: ReadonlyArray<string>
 }
 
 /**

@@ -7,8 +7,10 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Chunk, Effect, Redacted, Stream } from "effect"
+import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Postgres from "../../connectors/postgres/index.js"
+import { checkRecord } from "../../src/records.js"
 import { databaseUrl } from "../support/services.js"
 import { testSchema } from "../support/postgres.js"
 
@@ -138,6 +140,23 @@ describe("Postgres values as record values", () => {
     expect(await value(`'1 day 2 hours 3.5 seconds'::interval`)).toEqual({ dataType: "string", value: "P1DT2H3.5S" })
   })
 
+  it("every record keeps to the types its source gives it (typedBy): its values pass the check against the source's own schema", async () => {
+    const expressions = [
+      "(-32768)::smallint", "2147483647::integer", "9007199254740991::bigint", "12.30::numeric(10,2)", "1.5::real",
+      "2.25::double precision", "'x'::text", "'y'::varchar(3)", "gen_random_uuid()", "'calm'::" + db.name + ".mood",
+      "5::" + db.name + ".positive", "timestamptz '2024-02-29 23:59:59.123456+00'", "timestamp '2024-01-02 03:04:05'",
+      "date '0001-01-01'", "ARRAY['a', 'b']::text[]", "ARRAY[1, 2]::int[]", "true", "'{\"a\": [1]}'::jsonb",
+      "'\\x00ff'::bytea", "interval '1 day 2 hours'", "NULL::integer", "NULL::timestamptz", "NULL::text[]"
+    ]
+    for (const expression of expressions) {
+      const { element } = await readValue(expression)
+      if (element._tag !== "Record" || element.typedBy === undefined) throw new Error(`${expression}: expected a typed record, got ${JSON.stringify(element)}`)
+      const checked = checkRecord(element.value, { schema: element.typedBy.columns, primaryKey: element.typedBy.notNull, addUnknownColumns: false })
+      expect(checked._tag, expression).toBe("Valid")
+      expect(Object.keys(element.value as object)).toEqual(element.typedBy.columns.map((c) => c.id))
+    }
+  })
+
   it("NULL: null, in a column of the declared type", async () => {
     expect(await value("NULL::integer")).toEqual({ dataType: "number", value: null })
     expect(await value("NULL::text[]")).toEqual({ dataType: "string", value: null })
@@ -191,6 +210,42 @@ describe("pure parts", () => {
     expect(Postgres.convert(kind, "0.30")).toBe(0.3)
     expect(Postgres.convert(kind, "123456789012345678")).toMatchObject({ code: "inexact_number" })
     expect(Postgres.convert(kind, "1.00000000000000000001")).toMatchObject({ code: "inexact_number" })
+  })
+
+  it("a plain decimal is a number exactly when the double prints back as the same value (property)", () => {
+    // The reference: both texts reduced to sign, digits and the decimal point's place.
+    const canonical = (text: string) => {
+      const negative = text.startsWith("-")
+      let t = negative ? text.slice(1) : text
+      let exponent = 0
+      const e = t.search(/e/i)
+      if (e !== -1) {
+        exponent = Number(t.slice(e + 1))
+        t = t.slice(0, e)
+      }
+      const dot = t.indexOf(".")
+      let digits = t.replace(".", "")
+      exponent += dot === -1 ? t.length : dot
+      const leading = /^0*/.exec(digits)![0].length
+      digits = digits.slice(leading).replace(/0+$/, "")
+      exponent -= leading
+      return digits === "" ? "0" : `${negative ? "-" : ""}${digits}e${exponent}`
+    }
+    const kind = { name: "v", oid: Postgres.Oid.numeric }
+    const decimal = fc.tuple(
+      fc.boolean(),
+      fc.stringMatching(/^[0-9]{1,12}$/),
+      fc.option(fc.stringMatching(/^[0-9]{1,12}$/), { nil: undefined })
+    ).map(([negative, whole, fraction]) => `${negative ? "-" : ""}${whole}${fraction === undefined ? "" : `.${fraction}`}`)
+    fc.assert(
+      fc.property(decimal, (text) => {
+        const converted = Postgres.convert(kind, text)
+        const exact = canonical(String(Number(text))) === canonical(text)
+        if (exact) expect(converted).toBe(Number(text))
+        else expect(converted).toMatchObject({ code: "inexact_number" })
+      }),
+      { numRuns: 5000 }
+    )
   })
 
   it("the connection string's password never shows in messages", () => {

@@ -6,7 +6,8 @@ import { Either, FastCheck as fc } from "effect"
 import { describe, expect, it } from "vitest"
 import { checkRecord, type Column } from "../../src/records.js"
 import * as SchemaContract from "../../src/pipeline/SchemaContract.js"
-import { checkElement } from "../../src/pipeline/validate.js"
+import { checkElement, fitsTypes } from "../../src/pipeline/validate.js"
+import type { ValueTypes } from "../../src/pipeline/vocabulary.js"
 
 const columns: ReadonlyArray<Column> = [
   { id: "id", dataType: "string" },
@@ -145,6 +146,66 @@ describe("checkElement under a contract", () => {
     const check = checkElement({ columns, primaryKey: ["id"], contract: { columns: "discard_value", dataType: "discard_value" } })
     const checked = check({ _tag: "Record", position: { partition: "0", offset: 1 }, value: { id: "a", amount: "12", coupon: "X" } }, 0)
     expect(checked).toMatchObject({ _tag: "Valid", json: "{\"id\":\"a\"}" })
+  })
+})
+
+describe("checkElement with the types a source gave its values (typedBy)", () => {
+  const names = ["id", "amount", "at", "note"] as const
+  const dataType = fc.constantFrom<Column["dataType"]>("string", "number", "datetime")
+  const columnsOf = (types: ReadonlyArray<Column["dataType"] | null>): Array<Column> =>
+    names.flatMap((id, i) => (types[i] === null ? [] : [{ id, dataType: types[i]! }]))
+  const valueOf = (type: Column["dataType"], notNull: boolean) =>
+    fc.oneof(
+      ...(notNull ? [] : [fc.constant(null)]),
+      ...(type === "number"
+        ? [fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer()]
+        : type === "datetime"
+        ? [fc.constantFrom("2026-11-01", "2026-11-01T10:00:00Z", "2024-02-29T23:59:59.123456Z")]
+        : [fc.string({ maxLength: 6 }), fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 })])
+    )
+  /** A source's types, a record that keeps to them, and a dataset and contract to check it under. */
+  const scene = fc.record({
+    source: fc.array(fc.option(dataType, { nil: null }), { minLength: 4, maxLength: 4 }),
+    notNull: fc.subarray([...names]),
+    dataset: fc.array(fc.option(dataType, { nil: null }), { minLength: 4, maxLength: 4 }),
+    primaryKey: fc.subarray([...names], { maxLength: 2 }),
+    contract: modes
+  }).chain((s) => {
+    const types: ValueTypes = { columns: columnsOf(s.source), notNull: s.notNull.filter((n) => s.source[names.indexOf(n)] !== null) }
+    const record = fc.record(Object.fromEntries(types.columns.map((c) => [c.id, valueOf(c.dataType, types.notNull.includes(c.id))])))
+    return record.map((value) => ({ ...s, types, value }))
+  })
+
+  it("never changes a verdict: a record that keeps to its types is sent or refused as if it were checked (property)", () => {
+    fc.assert(
+      fc.property(scene, ({ contract, dataset, primaryKey, types, value }) => {
+        const schema = { columns: columnsOf(dataset), primaryKey, contract }
+        const position = { partition: "0", offset: 1 }
+        const trusted = checkElement(schema)({ _tag: "Record", position, value, typedBy: types }, 0)
+        const checked = checkElement(schema)({ _tag: "Record", position, value }, 0)
+        expect(trusted).toEqual(checked)
+      }),
+      { numRuns: 3000 }
+    )
+  })
+
+  it("fits when the dataset has every column with a type that takes it and its key is never null", () => {
+    const types: ValueTypes = { columns: [{ id: "id", dataType: "string" }, { id: "at", dataType: "datetime" }], notNull: ["id"] }
+    const dataset = (at: Column["dataType"], primaryKey: Array<string>) => ({ columns: [{ id: "id", dataType: "string" as const }, { id: "at", dataType: at }], primaryKey })
+    expect(fitsTypes(types, dataset("datetime", ["id"]))).toBe(true)
+    expect(fitsTypes(types, dataset("string", ["id"]))).toBe(true) // an ISO text is a string too
+    expect(fitsTypes(types, dataset("number", ["id"]))).toBe(false)
+    expect(fitsTypes(types, dataset("datetime", ["at"]))).toBe(false) // a key the source may leave null
+    expect(fitsTypes(types, { columns: [{ id: "id", dataType: "string" }], primaryKey: ["id"] })).toBe(false) // a column to add
+  })
+
+  it("takes a fitting source's word for it: the record is not checked value by value", () => {
+    const types: ValueTypes = { columns: columns, notNull: ["id"] }
+    const check = checkElement(schema)
+    // A record that breaks its source's word shows the check was skipped.
+    const broken = { _tag: "Record" as const, position: { partition: "0", offset: 1 }, value: { id: "a", amount: "x", at: null } }
+    expect(check({ ...broken, typedBy: types }, 0)).toMatchObject({ _tag: "Valid", json: "{\"id\":\"a\",\"amount\":\"x\",\"at\":null}" })
+    expect(check(broken, 1)).toMatchObject({ _tag: "Dead", letter: { reason: { code: "invalid_type", field: "amount" } } })
   })
 })
 

@@ -1,8 +1,8 @@
 // Throughput and memory of `tributary backfill`'s engine (the Postgres source and `run`) against
 // a hand-written raw pg-cursor reader, on the real Postgres.
 //
-//   npm run build && npm run bench:postgres                 (1,000,000 rows)
-//   npm run bench:postgres -- --quick                       (100,000 rows)
+//   npm run build && npm run bench:postgres                 (1,000,000 rows, 3 rounds)
+//   npm run bench:postgres -- --quick                       (100,000 rows, 1 round)
 //
 // Sections:
 //   throughput  a fresh table of --rows rows (id, ts, amount, country, tags, n: the columns of the
@@ -18,7 +18,9 @@
 //   memory      the backfill's peak RSS over a fifth of the table against the whole of it (flat:
 //               the ratio stays near 1).
 //
-// Options: --rows N  --rounds N (1)  --concurrency N (8)  --chunk N (1000)  --only a,b
+// Options: --rows N  --rounds N (3; 1 with --quick: single rounds of one build move by a third on a
+//          shared machine, so the verdict is the median of interleaved rounds)  --concurrency N (8)
+//          --chunk N (1000)  --only a,b
 //          --sender-node-args="…"   extra node flags for the senders (e.g. "--cpu-prof
 //                                   --cpu-prof-dir=/tmp/prof"; read the profiles with bench/cpuprofile-top.mjs)
 // Database: DATABASE_URL, else .services/env, else postgres://postgres@127.0.0.1:5432/tributary_test.
@@ -33,7 +35,7 @@ const { values: args } = benchArgs(import.meta.url, {
   options: {
     quick: { type: "boolean", default: false },
     rows: { type: "string" },
-    rounds: { type: "string", default: "1" },
+    rounds: { type: "string" },
     concurrency: { type: "string", default: "8" },
     chunk: { type: "string", default: "1000" },
     only: { type: "string", default: "throughput,memory" },
@@ -41,7 +43,7 @@ const { values: args } = benchArgs(import.meta.url, {
   }
 })
 const rows = Number(args.rows ?? (args.quick ? 100_000 : 1_000_000))
-const rounds = Number(args.rounds)
+const rounds = Number(args.rounds ?? (args.quick ? 1 : 3))
 const concurrency = Number(args.concurrency)
 const chunk = Number(args.chunk)
 const only = new Set(args.only.split(","))

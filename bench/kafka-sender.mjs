@@ -2,7 +2,7 @@
 // into the raw ingest server until `expected` messages are committed, then prints one JSON line
 // with what it did and what it cost.
 //
-// Usage: node bench/kafka-sender.mjs <mode> <brokers> <topic> <group> <baseUrl> <apiKey> <datasetId> <concurrency> <expected> [latency]
+// Usage: node bench/kafka-sender.mjs <mode> <brokers> <topic> <group> <baseUrl> <apiKey> <datasetId> <concurrency> <expected> [latency [warmupSeconds]]
 //
 //   mode raw    the hand-written baseline: kafkajs `eachBatch`, JSON.parse each value, POST
 //               100-record bodies (JSON.stringify) with undici.request, at most `concurrency` in
@@ -12,20 +12,24 @@
 //               a commit each 25 ms at most), `concurrency` the ceiling of requests in flight,
 //               dead letters to a file in the temporary directory
 //   latency     (sink only) also measures message-to-commit latency: the time from a message's
-//               Kafka timestamp (set by the producer) to the commit that covers it
+//               Kafka timestamp (set by the producer) to the commit that covers it; those of
+//               the messages produced after the first warmupSeconds (default 0) again apart
 //
-// Output: {"mode","records","seconds","cpuMicros","peakRssKb","latency"?: {"p50","p99","max","samples"}};
+// Output: {"mode","records","seconds","cpuMicros","peakRssKb","latency"?: {"p50","p99","max","samples"},
+//          "steady"?: the same after the warm-up, "p99BySecond"?: [ms, ...]};
 // seconds and CPU run from the first fetched message to the last commit. Exits 1 on any failure.
 import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { rawIngest, runMode } from "./lib.mjs"
 
-const [mode, brokers, topic, group, baseUrl, apiKey, datasetId, concurrencyText, expectedText, latencyFlag] = process.argv.slice(2)
+const [mode, brokers, topic, group, baseUrl, apiKey, datasetId, concurrencyText, expectedText, latencyFlag, warmupText] = process.argv.slice(2)
 const concurrency = Number(concurrencyText)
 const expected = Number(expectedText)
 const measureLatency = latencyFlag === "latency" || latencyFlag === "latency-stages"
 const measureStages = latencyFlag === "latency-stages"
+/** Messages produced in the first this many ms are the warm-up: their latencies are reported apart too. */
+const warmupMillis = Number(warmupText ?? 0) * 1000
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = "1"
 
 const peakRssKb = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? NaN)
@@ -102,6 +106,8 @@ const sink = async () => {
   // Message-to-commit latency: each message's Kafka timestamp until the commit that covers it.
   const produced = new Map() // partition -> [offset, timestamp][] in offset order
   const samples = []
+  // [produced at, latency] of every message, for the warm-up's share and the latency by second.
+  const timed = []
   const decode = measureLatency
     ? (message) => {
       const name = `${message.topic}:${message.partition}`
@@ -127,6 +133,7 @@ const sink = async () => {
     while (i < list.length && list[i][0] <= Number(position.offset)) {
       const [, at, read, sent, ended] = list[i++]
       samples.push(now - at)
+      timed.push([at, now - at])
       stages.read.push(read - at)
       if (sent > 0) stages.sent.push(sent - at)
       if (ended > 0) stages.ended.push(ended - at)
@@ -170,6 +177,14 @@ const sink = async () => {
     yield* running.await
     samples.sort((a, b) => a - b)
     const at = (q) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]
+    const quantile = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]
+    let first = Infinity
+    for (const [producedAt] of timed) if (producedAt < first) first = producedAt
+    const steady = timed.filter(([producedAt]) => producedAt >= first + warmupMillis).map(([, l]) => l).sort((a, b) => a - b)
+    // The p99 of the messages produced in each second of the run.
+    const bySecond = []
+    for (const [producedAt, l] of timed) (bySecond[Math.floor((producedAt - first) / 1000)] ??= []).push(l)
+    const p99BySecond = Array.from(bySecond, (xs) => (xs === undefined ? null : quantile(xs.sort((a, b) => a - b), 0.99)))
     const p50Of = (xs) => xs.length === 0 ? null : xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]
     console.log(JSON.stringify({
       mode,
@@ -180,6 +195,10 @@ const sink = async () => {
       ...(measureLatency
         ? {
           latency: { p50: at(0.5), p99: at(0.99), max: samples[samples.length - 1], samples: samples.length },
+          steady: steady.length === 0
+            ? null
+            : { p50: quantile(steady, 0.5), p99: quantile(steady, 0.99), max: steady[steady.length - 1], samples: steady.length },
+          p99BySecond,
           stages: Object.fromEntries(Object.entries(stages).map(([name, xs]) => [name, p50Of(xs)]))
         }
         : {})

@@ -16,9 +16,14 @@
 //               ratio stays near 1).
 //   latency     a steady --rate messages/s for --seconds into a fresh topic while a sink reads it:
 //               message-to-commit latency (the message's Kafka timestamp to the commit covering it),
-//               p50 and p99.
+//               p50 and p99, of the whole run and of the messages produced after the first
+//               --warmup seconds (5): the goals (p50 <= 150 ms, p99 <= 500 ms) are on those. A
+//               sink's first second runs on code not yet optimized and catches up for one or two
+//               more (on the 2-core machine, with the broker, the producer and the server beside
+//               it), and at 20 s those seconds are a tenth of the samples: the whole run's p99 is
+//               the warm-up's. The p99 of each second is printed beside, so the warm-up shows.
 //
-// Options: --messages N  --rounds N (1)  --concurrency N (8)  --rate N (20000)  --seconds N  --only a,b
+// Options: --messages N  --rounds N (1)  --concurrency N (8)  --rate N (20000)  --seconds N  --warmup N (5)  --only a,b
 //          --stages   the latency run asks for batch events, to time each batch's stages (read,
 //                     sent, ended, committed); without, it runs as `tributary sink` does (no batch
 //                     events: a batch then takes no fiber), which is what its figures are of
@@ -40,6 +45,7 @@ const { values: args } = benchArgs(import.meta.url, {
     concurrency: { type: "string", default: "8" },
     rate: { type: "string", default: "20000" },
     seconds: { type: "string" },
+    warmup: { type: "string" },
     only: { type: "string", default: "throughput,memory,latency" },
     "sender-node-args": { type: "string", default: "" },
     stages: { type: "boolean", default: false }
@@ -50,6 +56,7 @@ const rounds = Number(args.rounds)
 const concurrency = Number(args.concurrency)
 const rate = Number(args.rate)
 const seconds = Number(args.seconds ?? (args.quick ? 5 : 20))
+const warmup = Number(args.warmup ?? (args.quick ? 1 : 5))
 const only = new Set(args.only.split(","))
 const here = (path) => new URL(path, import.meta.url).pathname
 
@@ -142,7 +149,7 @@ try {
     const topic = `bench-latency-${randomUUID()}`
     await createTopic(topic, 4)
     const total = rate * seconds
-    const sinking = send("sink", topic, server, total, [args.stages ? "latency-stages" : "latency"])
+    const sinking = send("sink", topic, server, total, [args.stages ? "latency-stages" : "latency", String(warmup)])
     await new Promise((r) => setTimeout(r, 5000)) // the sink joins its group first
     const producer = kafka.producer()
     await producer.connect()
@@ -161,6 +168,12 @@ try {
     console.log(`produced ${fmt(total)} in ${fmt(producedIn, 1)} s (${fmt(total / producedIn)}/s); message-to-commit latency ` +
       `p50 ${fmt(r.latency.p50)} ms, p99 ${fmt(r.latency.p99)} ms, max ${fmt(r.latency.max)} ms over ${fmt(r.latency.samples)} messages; ` +
       `peak RSS ${fmt(r.peakRssKb / 1024)} MB`)
+    if (r.steady !== null) {
+      const met = r.steady.p50 <= 150 && r.steady.p99 <= 500
+      console.log(`after the first ${warmup} s (the warm-up): p50 ${fmt(r.steady.p50)} ms, p99 ${fmt(r.steady.p99)} ms, max ${fmt(r.steady.max)} ms ` +
+        `over ${fmt(r.steady.samples)} messages (goals p50 <= 150 ms, p99 <= 500 ms: ${met ? "met" : "not met"})`)
+    }
+    console.log(`p99 of the messages produced in each second: ${r.p99BySecond.map((ms) => (ms === null ? "-" : fmt(ms))).join(" ")} ms`)
     if (args.stages) {
       console.log(`by stage, p50 after the message was produced: read ${fmt(r.stages.read)} ms, batch sent ${fmt(r.stages.sent)} ms, ` +
         `ingestion ended ${fmt(r.stages.ended)} ms, committed ${fmt(r.latency.p50)} ms`)

@@ -67,5 +67,6 @@ export {
   type Problem,
   type RecordElement,
   type SourceElement,
-  type Unit
+  type Unit,
+  type ValueTypes
 } from "./vocabulary.js"

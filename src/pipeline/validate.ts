@@ -140,10 +140,19 @@ export const checkElement = (schema: DatasetSchema, observer: SchemaObserver = {
   const fits = (types: ValueTypes): boolean => {
     if (types === fitting) return true
     if (types === misfitting) return false
-    if (fitsTypes(types, known)) fitting = types
+    const fit = fitsTypes(types, known)
+    if (fit) fitting = types
     else misfitting = types
-    return types === fitting
+    return fit
   }
+  /** A record sent as the source made it: its own text, or its value's. */
+  const asIs = (element: RecordElement, seq: number): Checked => ({
+    _tag: "Valid",
+    seq,
+    position: element.position,
+    json: element.json ?? JSON.stringify(element.value),
+    key: keyOf(element.value)
+  })
   return (element: Element, seq: number): Checked => {
     if (element._tag === "Dead") return { _tag: "Dead", seq, letter: element.letter }
     if (element._tag === "Dropped") return { _tag: "Skipped", seq, position: element.position }
@@ -160,15 +169,7 @@ export const checkElement = (schema: DatasetSchema, observer: SchemaObserver = {
       return new WrittenRecord(seq, element.position, written[writtenText], keyOf(element.value))
     }
     const typedBy = (element as RecordElement).typedBy
-    if (typedBy !== undefined && fits(typedBy)) {
-      return {
-        _tag: "Valid",
-        seq,
-        position: element.position,
-        json: element.json ?? JSON.stringify(element.value),
-        key: keyOf(element.value)
-      }
-    }
+    if (typedBy !== undefined && fits(typedBy)) return asIs(element, seq)
     const decision = decide(element.value, known, contract)
     if (decision._tag === "Dead") {
       return {
@@ -186,13 +187,7 @@ export const checkElement = (schema: DatasetSchema, observer: SchemaObserver = {
       observer.discarded?.(decision.discarded, element.position)
       return { _tag: "Valid", seq, position: element.position, json: JSON.stringify(decision.row), key: keyOf(decision.row) }
     }
-    return {
-      _tag: "Valid",
-      seq,
-      position: element.position,
-      json: element.json ?? JSON.stringify(element.value),
-      key: keyOf(element.value)
-    }
+    return asIs(element, seq)
   }
 }
 
